@@ -1,0 +1,171 @@
+"""The record model every source produces: live capture, CUPTI, nsys, nvprof and Kineto importers.
+
+Records are passive: plain slotted dataclasses with no behaviour beyond what their fields mean.
+Correlation (``correlate.py``) fills the link fields (``OpRecord.parent``, ``OpRecord.fwd``,
+``KernelRecord.op``, ...); analysis and renderers only read them.
+
+Conventions shared by all records:
+- times are integer nanoseconds on one clock per profile (host ops and GPU activity aligned);
+- ``pid``/``tid`` are the host process and thread that issued the work;
+- an index field (``op``, ``launch``, ``parent``, ``fwd``) holds a position in the owning
+  :class:`~pyprof_live.profile.Profile` list, ``-1`` when there is no link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple, Union
+
+NO_LINK = -1
+
+#: Direction of an op, PyProf's ``dir`` column widened: ``opt`` is inside ``optimizer.step()``,
+#: ``recompute`` is a forward re-run by activation checkpointing during backward.
+DIRECTIONS = ("fwd", "bwd", "opt", "recompute", "other")
+
+
+class TensorMeta(NamedTuple):
+    """What a formula or a report needs of a tensor argument, never the tensor itself.
+
+    ``dtype`` is torch's name without the ``torch.`` prefix (``float32``, ``bfloat16``,
+    ``float8_e4m3fn``) or ``None`` when the source does not say (nsys ``sizes = [...]``).
+    ``stride`` is ``None`` unless the source recorded it.
+    """
+
+    shape: tuple
+    dtype: str | None = None
+    stride: tuple | None = None
+
+
+class Unknown(NamedTuple):
+    """An argument the source did not record (e.g. a conv stride in an nsys ``sizes`` marker)."""
+
+    what: str = ""
+
+
+#: One op argument as records keep it: a TensorMeta, a tuple of TensorMeta (tensor lists such as
+#: ``aten::cat``'s), a plain Python value (int, float, bool, str, None, tuple of numbers), or Unknown.
+Arg = Union[TensorMeta, tuple, int, float, bool, str, None, Unknown]
+
+
+@dataclass(slots=True)
+class OpRecord:
+    """One operator call: an aten op seen by the dispatch mode, an emit_nvtx range, a Kineto cpu_op,
+    an autograd node range in an import, or a wrapped Python function (``kind="function"``)."""
+
+    name: str  # qualified op name: "aten::addmm", "AddmmBackward0", "MyFunction.forward"
+    start: int
+    end: int
+    tid: int = 0
+    pid: int = 0
+    overload: str = ""  # "default", "Tensor", "dim_IntList"
+    kind: str = "op"  # "op" | "function" (wrap()/custom autograd Function) | "node" (imported bwd node range)
+    dir: str = ""  # one of DIRECTIONS; "" = not known yet (correlation inherits it from the parent op)
+    seq: int = NO_LINK  # autograd sequence number of the node this (forward) op created
+    altseq: int = NO_LINK  # backward: sequence number of the autograd node running this op
+    node: str = ""  # backward: name of that autograd node ("AddmmBackward0")
+    inputs: tuple = ()  # tuple[Arg, ...], positional then keyword values in schema order
+    outputs: tuple = ()  # tuple[Arg, ...]
+    kwargs: tuple = ()  # ((name, Arg), ...) keyword arguments the source recorded by name
+    module: str = ""  # nn.Module path "model.layer1.0.conv1"
+    layer: tuple = ()  # nested `layer:` range names, outermost first
+    callsite: tuple = ()  # user frames "train.py:52", innermost first
+    mod: str = ""  # PyProf's Python API namespace ("torch.nn.functional", "Tensor") when known
+    param: str = ""  # AccumulateGrad: the parameter whose gradient this op accumulates
+    external_id: int = NO_LINK  # the id the source uses to tie API calls to this op
+    # Link fields, filled by correlation:
+    parent: int = NO_LINK  # enclosing op on the same thread
+    fwd: int = NO_LINK  # backward op -> the forward op it belongs to
+
+
+@dataclass(slots=True)
+class ApiRecord:
+    """A CUDA runtime or driver API call on the host (``cudaLaunchKernel``)."""
+
+    name: str
+    start: int
+    end: int
+    correlation: int
+    tid: int = 0
+    pid: int = 0
+    kind: str = "runtime"  # "runtime" | "driver"
+    external_id: int = NO_LINK  # the op id pushed around this call (CUPTI external correlation)
+    # Link field, filled by correlation:
+    op: int = NO_LINK
+
+
+@dataclass(slots=True)
+class KernelRecord:
+    """One GPU kernel execution."""
+
+    name: str  # demangled name as the source gives it
+    start: int
+    end: int
+    device: int = 0
+    stream: int = 0
+    correlation: int = NO_LINK
+    pid: int = 0
+    context: int = 0
+    grid: tuple = (0, 0, 0)
+    block: tuple = (0, 0, 0)
+    registers: int = 0
+    shared_static: int = 0
+    shared_dynamic: int = 0
+    graph_id: int = 0
+    graph_node_id: int = 0
+    # Link fields, filled by correlation:
+    launch: int = NO_LINK  # ApiRecord index
+    op: int = NO_LINK  # OpRecord index
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    """A GPU memcpy or memset."""
+
+    kind: str  # "memcpy" | "memset"
+    start: int
+    end: int
+    bytes: int
+    copy_kind: str = ""  # memcpy: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"; memset: ""
+    device: int = 0
+    stream: int = 0
+    correlation: int = NO_LINK
+    pid: int = 0
+    # Link fields, filled by correlation:
+    launch: int = NO_LINK
+    op: int = NO_LINK
+
+
+@dataclass(slots=True)
+class RangeRecord:
+    """A host time range that is not an op: NVTX ranges, ``record_function`` scopes, layers."""
+
+    name: str
+    start: int
+    end: int
+    tid: int = 0
+    pid: int = 0
+    kind: str = "nvtx"  # "nvtx" | "record_function" | "layer" | "user_annotation" | "marker"
+    domain: str = ""
+
+
+@dataclass(slots=True)
+class DeviceInfo:
+    """A GPU the profile ran on (or that the export lists)."""
+
+    id: int
+    name: str
+    compute_capability: tuple = ()  # (major, minor)
+    sm_count: int = 0
+    memory_bytes: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+#: Every record list a Profile holds, in the order save files and importers use.
+RECORD_TYPES = {
+    "ops": OpRecord,
+    "apis": ApiRecord,
+    "kernels": KernelRecord,
+    "memops": MemoryRecord,
+    "ranges": RangeRecord,
+    "devices": DeviceInfo,
+}
