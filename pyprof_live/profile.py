@@ -7,11 +7,30 @@ correlation or formula also applies to old saved profiles.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from .columns import COLUMN_NAMES, DEFAULT_COLUMNS
+from .errors import ColumnError
 from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord
+
+#: Sorting by these puts the largest first; every other column sorts ascending.
+_LARGEST_FIRST = ("sil", "host", "flops", "bytes")
+
+
+@dataclass
+class Records:
+    """The raw record lists of one profile (see records.py), as every source fills them."""
+
+    ops: list = field(default_factory=list)
+    apis: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    memops: list = field(default_factory=list)
+    ranges: list = field(default_factory=list)
+    devices: list = field(default_factory=list)
 
 
 class Profile:
-    """Records of one profiled run and the views over them."""
+    """Records of one profiled run (``p.records``) and the views over them (``p.table()``...)."""
 
     def __init__(
         self,
@@ -23,12 +42,129 @@ class Profile:
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
     ):
-        self.ops = ops if ops is not None else []
-        self.apis = apis if apis is not None else []
-        self.kernels = kernels if kernels is not None else []
-        self.memops = memops if memops is not None else []
-        self.ranges = ranges if ranges is not None else []
-        self.devices = devices if devices is not None else []
+        self.records = Records(ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [])
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
         self.meta = meta if meta is not None else {}
+        self._correlation = None
+
+    @property
+    def correlation(self):
+        """Link counts; computing them fills every record's link fields (once, on first use)."""
+        if self._correlation is None:
+            from .correlate import correlate
+
+            self._correlation = correlate(self)
+        return self._correlation
+
+    def invalidate(self) -> None:
+        """Records changed (a live profile stopped again): links are recomputed on next use."""
+        self._correlation = None
+
+    # -- views -------------------------------------------------------------------------------------
+
+    def table(self, sort: str | None = None, columns=None, width: int | None = None, fmt: str = "columns",
+              limit: int | None = None) -> str:
+        """One row per kernel plus one per op that launched none, with PyProf's columns.
+
+        :param sort: a column name (``"sil"``: largest device time first); None keeps launch order.
+        :param columns: names from :data:`pyprof_live.columns.COLUMNS` (list or ``"idx,op,sil"``).
+        :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only.
+        :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"`` or ``"space"`` (for awk).
+        :param limit: show only the first rows after sorting.
+        """
+        from .render.text import render_view
+
+        view = self.kernel_view(sort=sort, columns=columns)
+        return render_view(view, fmt=fmt, width=width, limit=limit)
+
+    def kernel_view(self, sort: str | None = None, columns=None):
+        """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
+        from .views import View, kernel_rows
+
+        columns = _check_columns(columns)
+        rows, facts = kernel_rows(self)
+        notes = []
+        if sort is not None:
+            if sort not in COLUMN_NAMES:
+                raise ColumnError(f"unknown sort column {sort!r}; valid columns: {', '.join(COLUMN_NAMES)}")
+            if sort == "sil" and not (self.records.kernels or self.records.memops):
+                sort = "host"
+                notes.append("sorted by host time: this profile has no device time (no GPU kernels recorded)")
+            rows = _sorted(rows, sort)
+        notes.extend(_footer(self, rows, facts))
+        return View("kernels and ops", columns, rows, notes)
+
+    def ops(self, by: str = "op"):
+        """Summary per op name (``by="op"``) or per op and input shapes (``by="op+shape"``)."""
+        from .views import op_summary
+
+        return op_summary(self, by)
+
+    def modules(self):
+        """Summary per nn.Module path (inclusive of children), forward and backward."""
+        from .views import module_summary
+
+        return module_summary(self)
+
+    def kernels(self):
+        """Summary per kernel name: calls, total/mean/min/max device time, tensor cores."""
+        from .views import kernel_summary
+
+        return kernel_summary(self)
+
+    def overview(self):
+        """Where the time went, per direction and kind of device work."""
+        from .views import overview
+
+        return overview(self)
+
+    def save(self, path) -> None:
+        """Write the records to ``path`` (versioned, gzip'd JSON); read back with ``pyprof_live.load``."""
+        from .savefile import save
+
+        save(self, path)
+
+    def _repr_html_(self):
+        from .render.html import view_html
+
+        return view_html(self.kernel_view())
+
+    def __repr__(self):
+        r = self.records
+        return (f"<Profile source={self.meta.get('source', '?')} ops={len(r.ops)} kernels={len(r.kernels)} "
+                f"memops={len(r.memops)} ranges={len(r.ranges)}>")
+
+
+def _check_columns(columns) -> tuple:
+    if columns is None:
+        return DEFAULT_COLUMNS
+    if isinstance(columns, str):
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    unknown = [c for c in columns if c not in COLUMN_NAMES]
+    if unknown:
+        raise ColumnError(f"unknown column(s) {', '.join(map(repr, unknown))}; valid columns: {', '.join(COLUMN_NAMES)}")
+    return tuple(columns)
+
+
+def _sorted(rows, column: str) -> list:
+    """Sort by one column; rows without a value ('-', 'na') go last whatever the direction."""
+    present = [r for r in rows if r.get(column) not in (None, "na")]
+    missing = [r for r in rows if r.get(column) in (None, "na")]
+    present.sort(key=lambda r: r[column], reverse=column in _LARGEST_FIRST)
+    return present + missing
+
+
+def _footer(profile, rows, facts) -> list:
+    records = profile.records
+    notes = [f"{len(rows)} rows: {len(records.kernels)} kernels, {len(records.memops)} memcpy/memset, "
+             f"{len(records.ops)} ops ({profile.meta.get('source', '?')})"]
+    if facts["unattributed"]:
+        notes.append(f"{facts['unattributed']} kernels/memops ({facts['unattributed_time']} ns) were launched "
+                     "outside any recorded op: shown as (unattributed)")
+    if facts["ops_without_formula"]:
+        share = 100.0 * facts["time_without_formula"] / facts["time_total"] if facts["time_total"] else 0.0
+        notes.append(f"{facts['ops_without_formula']} ops ({share:.1f}% of their time) have no flops/bytes "
+                     "formula: shown as na")
+    notes.extend(profile.meta.get("warnings", []))
+    return notes

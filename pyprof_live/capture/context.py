@@ -1,0 +1,27 @@
+"""Per-thread capture context: what every op record snapshots about where it ran.
+
+Hooks (module, NVTX/layer, record_function, optimizer, checkpoint) update this state; the op hook
+only reads it. Every field an op snapshots is an immutable value (str, tuple, int) replaced on
+change, so a snapshot is a reference copy, never a copy of a list.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class ThreadContext(threading.local):
+    """State of one thread; ``threading.local`` gives each thread its own defaults."""
+
+    def __init__(self):
+        self.module = ""  # nn.Module path of the innermost running module
+        self.module_stack: list = []  # (module object, path) of the enclosing modules, while they run
+        self.layers: tuple = ()  # `layer:` names, outermost first
+        self.nvtx_stack: list = []  # (message, start ns) of open NVTX push ranges
+        self.scopes: list = []  # (name, start ns) of open record_function ranges
+        self.in_optimizer = 0  # depth of open Optimizer.step# / zero_grad# ranges
+        self.recompute = 0  # depth of non-reentrant checkpoint recomputation
+        self.functions: list = []  # open function records (wrap() / custom autograd Function)
+
+
+context = ThreadContext()

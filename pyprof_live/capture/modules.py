@@ -1,0 +1,70 @@
+"""nn.Module paths from global forward hooks, and parameter names for AccumulateGrad.
+
+The hooks only push and pop a path on the thread context and always return None (a forward hook
+that returns a value would replace the module's output). Paths come from ``named_modules()`` of
+the outermost module called, prefixed with its class name: ``ResNet.layer1.0.conv1``.
+"""
+
+from __future__ import annotations
+
+from torch.nn.modules import module as _module
+
+from .context import context
+
+
+class ModuleNames:
+    """id(module) -> path and id(parameter) -> name, learnt as modules run; cleared per profile."""
+
+    def __init__(self):
+        self.paths: dict = {}
+        self.param_names: dict = {}
+        self._handles: list = []
+
+    def install(self) -> None:
+        self._handles = [
+            _module.register_module_forward_pre_hook(self._enter),
+            _module.register_module_forward_hook(self._exit, always_call=True),
+        ]
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self.paths.clear()
+        self.param_names.clear()
+
+    def _enter(self, module, args):
+        ctx = context
+        path = self.paths.get(id(module))
+        if path is None:
+            path = self._learn(module, ctx.module_stack)
+        ctx.module_stack.append((module, ctx.module))
+        ctx.module = path
+
+    def _exit(self, module, args, output):
+        ctx = context
+        stack = ctx.module_stack
+        # Pop down to this module: a module that raised in a child may leave entries above it.
+        while stack:
+            entry, outer = stack.pop()
+            if entry is module:
+                ctx.module = outer
+                return
+        ctx.module = ""
+
+    def _learn(self, module, stack) -> str:
+        """Name a module seen for the first time, and every module and parameter below it."""
+        if stack:
+            parent = stack[-1][0]
+            parent_path = self.paths[id(parent)]
+            prefix = next(
+                (f"{parent_path}.{name}" for name, child in parent.named_modules() if child is module and name),
+                f"{parent_path}.{type(module).__name__}",
+            )
+        else:
+            prefix = type(module).__name__
+        for name, child in module.named_modules():
+            self.paths.setdefault(id(child), f"{prefix}.{name}" if name else prefix)
+        for name, param in module.named_parameters():
+            self.param_names.setdefault(id(param), f"{prefix}.{name}")
+        return self.paths[id(module)]

@@ -1,0 +1,184 @@
+"""The op hook: a TorchDispatchMode that records every aten op, forward, backward and optimizer.
+
+This is the hot path (it runs per aten op), so it appends one flat tuple per op and does nothing
+else: no pytree walk, no string formatting, no autograd Node or tensor kept (shapes and dtypes
+only). ``finalize.py`` turns the tuples into OpRecords after the run.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from threading import get_ident
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import callsite
+from .context import context
+
+_Tensor = torch.Tensor
+_now = time.perf_counter_ns
+_peek_seq = torch._C._autograd._get_sequence_nr
+_graph_task = torch._C._current_graph_task_id
+_current_node = torch._C._current_autograd_node
+_grad_enabled = torch.is_grad_enabled
+
+#: Sequence number autograd gives nodes that have none (AccumulateGrad).
+NO_SEQUENCE = 2**64 - 1
+_ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
+_REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
+
+# Positions in a raw op tuple (finalize.py reads them by these names).
+(
+    R_FUNC, R_ARGS, R_KWARGS, R_OUT, R_START, R_END, R_TID, R_PEEK, R_GRAD, R_VIEW_INPLACE,
+    R_DIR, R_NODE_SEQ, R_NODE, R_PARAM, R_MODULE, R_LAYERS, R_FRAMES,
+) = range(17)
+
+
+def tensor_meta(value):
+    """Shape and dtype of a tensor (or of each tensor in a list); other values kept as they are.
+
+    Lists are always copied element-wise so no tensor inside them outlives the op.
+    """
+    if isinstance(value, _Tensor):
+        return (value.shape, value.dtype)
+    if type(value) in (list, tuple):
+        return tuple([(v.shape, v.dtype) if isinstance(v, _Tensor) else v for v in value])
+    return value
+
+
+def backward_facts(ctx, param_names: dict) -> tuple:
+    """(direction, node name, node sequence number, parameter name) inside autograd's engine."""
+    current = _current_node()
+    if current is None:
+        return "bwd", "", -1, None
+    node = current.name()
+    node_seq = current._sequence_nr()
+    param = None
+    if node_seq == NO_SEQUENCE:
+        node_seq = -1
+        if node == _ACCUMULATE_GRAD:
+            param = param_names.get(id(current.variable))
+    # Reentrant checkpointing re-runs forward inside its Function's backward node.
+    direction = "recompute" if ctx.recompute or node == _REENTRANT_CHECKPOINT else "bwd"
+    return direction, node, node_seq, param
+
+
+def _creates_copy_slices(args) -> bool:
+    """An in-place op on a view that autograd records: its CopySlices node is created only after
+    the op returns, so the next op sees that sequence number bump (finalize.py gives it back)."""
+    target = args[0]
+    return (
+        isinstance(target, _Tensor)
+        and target._is_view()
+        and _grad_enabled()
+        and any(isinstance(a, _Tensor) and a.requires_grad for a in args)
+    )
+
+
+class _OpInfo:
+    """What the recorder needs to know of an OpOverload, computed once per overload."""
+
+    __slots__ = ("name", "overload", "writes_first_arg", "kind")
+
+    def __init__(self, func):
+        schema = func._schema
+        self.name = schema.name
+        self.overload = func._overloadname
+        first = schema.arguments[0] if schema.arguments else None
+        self.writes_first_arg = bool(first is not None and first.alias_info is not None and first.alias_info.is_write)
+        if self.name.startswith("profiler::_record_function_enter"):
+            self.kind = "scope_enter"
+        elif self.name.startswith("profiler::_record_function_exit"):
+            self.kind = "scope_exit"
+        else:
+            self.kind = "op"
+
+
+class OpRecorder(TorchDispatchMode):
+    """Records ops while ``recording`` is true; passes them through untouched otherwise."""
+
+    def __init__(self, session):
+        super().__init__()
+        self.session = session
+        self.raw = session.raw_ops
+        self.recording = False
+        self.max_ops = session.max_ops
+        self.stack_depth = session.stack_depth
+        self.param_names = session._module_names.param_names
+        self._infos: dict = {}
+        self._open_scopes: dict = {}  # id(handle) -> (name, start, tid)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not self.recording:
+            return func(*args, **kwargs) if kwargs else func(*args)
+        info = self._infos.get(func)
+        if info is None:
+            info = self._infos[func] = _OpInfo(func)
+        if info.kind != "op":
+            return self._scope(info, func, args, kwargs)
+        peek = _peek_seq()
+        ctx = context
+        start = _now()
+        out = func(*args, **kwargs) if kwargs else func(*args)
+        end = _now()
+        raw = self.raw
+        if len(raw) >= self.max_ops:
+            self.session.hit_cap()
+            return out
+        view_inplace = info.writes_first_arg and _creates_copy_slices(args)
+        if _graph_task() == -1:
+            direction = "opt" if ctx.in_optimizer else "fwd"
+            node, node_seq, param = "", -1, None
+        else:
+            direction, node, node_seq, param = backward_facts(ctx, self.param_names)
+        # Backward ops take their forward op's call site at correlation: no frame walk for them.
+        frames = callsite.capture(self.stack_depth) if self.stack_depth and direction != "bwd" else ()
+        raw.append((
+            func,
+            tuple([tensor_meta(a) for a in args]),
+            {k: tensor_meta(v) for k, v in kwargs.items()} if kwargs else None,
+            tensor_meta(out),
+            start,
+            end,
+            get_ident(),
+            peek,
+            _grad_enabled(),
+            view_inplace,
+            direction,
+            node_seq,
+            node,
+            param,
+            ctx.module,
+            ctx.layers,
+            frames,
+        ))
+        return out
+
+    def _scope(self, info, func, args, kwargs):
+        """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt."""
+        out = func(*args, **kwargs) if kwargs else func(*args)
+        ctx = context
+        if info.kind == "scope_enter":
+            name = args[0] if args else ""
+            self._open_scopes[id(out)] = (name, _now(), get_ident())
+            if name.startswith(("Optimizer.step#", "Optimizer.zero_grad#")):
+                ctx.in_optimizer += 1
+        else:
+            opened = self._open_scopes.pop(id(args[0]) if args else None, None)
+            if opened is not None:
+                name, start, tid = opened
+                if name.startswith(("Optimizer.step#", "Optimizer.zero_grad#")):
+                    ctx.in_optimizer -= 1
+                self.session.add_range(name, start, _now(), tid, "record_function")
+        return out
+
+
+def warn_cap(max_ops: int) -> None:
+    warnings.warn(
+        f"pyprof_live: the record cap of {max_ops:,} ops was reached; later ops are not recorded. "
+        "Profile fewer steps (profile(steps=...)) or raise profile(max_ops=...).",
+        RuntimeWarning,
+        stacklevel=3,
+    )

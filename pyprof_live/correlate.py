@@ -1,0 +1,192 @@
+"""Correlation: the one place where records are linked, for live and imported profiles alike.
+
+Links are computed once, set-based (dicts and one sorted sweep per thread, never a scan per
+kernel), and written into the records' link fields:
+
+1. kernel / memop -> launching API call, by ``(pid, correlation)``;
+2. API call -> op: by ``(pid, external_id)`` when the source pushed ids around ops (CUPTI,
+   Kineto), else the innermost op on the launching ``(pid, tid)`` whose interval contains the
+   call's start (nsys/nvprof NVTX ranges, Kineto traces whose ids are unusable);
+3. op -> parent op: innermost enclosing op on the same thread;
+4. facts a nested op lacks are inherited from its parent (dir, altseq, module, layer, callsite);
+5. backward op -> forward op: the latest forward op of the same process with ``seq == altseq``
+   that started before it (PyProf's rule, keyed by sequence number, not by position).
+
+What could not be linked is counted in the returned :class:`Correlation`, never dropped.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .records import NO_LINK
+
+_INHERITED_FROM_PARENT = ("module", "layer", "callsite")
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Counts of what correlation linked and what it could not."""
+
+    kernels: int
+    kernels_with_launch: int
+    kernels_with_op: int
+    memops_with_op: int
+    bwd_ops: int
+    bwd_ops_with_fwd: int
+
+    @property
+    def kernels_unattributed(self) -> int:
+        return self.kernels - self.kernels_with_op
+
+
+def correlate(profile) -> Correlation:
+    """Fill every link field of ``profile``'s records and return what was linked."""
+    records = profile.records
+    ops = records.ops
+    _link_parents(ops)
+    _inherit_from_parents(ops)
+    _link_backward_to_forward(ops)
+    _link_apis_to_ops(records.apis, ops)
+    launches = _link_device_work(records.kernels, records.apis)
+    _link_device_work(records.memops, records.apis)
+    bwd = [op for op in ops if op.dir == "bwd" and op.kind != "node" and not _accumulates_grad(op)]
+    return Correlation(
+        kernels=len(records.kernels),
+        kernels_with_launch=launches,
+        kernels_with_op=sum(1 for k in records.kernels if k.op != NO_LINK),
+        memops_with_op=sum(1 for m in records.memops if m.op != NO_LINK),
+        bwd_ops=len(bwd),
+        bwd_ops_with_fwd=sum(1 for op in bwd if op.fwd != NO_LINK),
+    )
+
+
+def _accumulates_grad(op) -> bool:
+    """AccumulateGrad belongs to a parameter, not to a forward op."""
+    return bool(op.param) or "AccumulateGrad" in op.node or "AccumulateGrad" in op.name
+
+
+def _by_thread(ops) -> dict:
+    """Op indices per (pid, tid), sorted by start then by longest first (parents before children)."""
+    threads = defaultdict(list)
+    for i, op in enumerate(ops):
+        threads[(op.pid, op.tid)].append(i)
+    for indices in threads.values():
+        indices.sort(key=lambda i: (ops[i].start, -ops[i].end, i))
+    return threads
+
+
+def _link_parents(ops) -> None:
+    """One stack sweep per thread: the innermost open op that contains an op is its parent."""
+    for indices in _by_thread(ops).values():
+        open_ops: list[int] = []
+        for i in indices:
+            op = ops[i]
+            while open_ops and ops[open_ops[-1]].end < op.end:
+                open_ops.pop()
+            # Ops that merely touch (end == start) are siblings, not parent and child.
+            while open_ops and ops[open_ops[-1]].end <= op.start and ops[open_ops[-1]].start < op.start:
+                open_ops.pop()
+            op.parent = open_ops[-1] if open_ops else NO_LINK
+            open_ops.append(i)
+
+
+def _inherit_from_parents(ops) -> None:
+    """Parents are visited first (start order), so facts flow down a whole chain in one pass."""
+    for i in sorted(range(len(ops)), key=lambda i: (ops[i].start, -ops[i].end, i)):
+        op = ops[i]
+        parent = ops[op.parent] if op.parent != NO_LINK else None
+        if parent is None:
+            if not op.dir:
+                op.dir = "fwd"
+            continue
+        if not op.dir:
+            op.dir = parent.dir
+        if op.altseq == NO_LINK and parent.dir == "bwd":
+            op.altseq = parent.altseq
+            op.node = op.node or parent.node
+        for name in _INHERITED_FROM_PARENT:
+            if not getattr(op, name):
+                setattr(op, name, getattr(parent, name))
+
+
+def _link_backward_to_forward(ops) -> None:
+    """bwd op -> latest earlier fwd op with seq == altseq; it takes that op's module, layer, call site."""
+    forward_by_seq = defaultdict(list)  # (pid, seq) -> [(start, index)] in start order
+    for i, op in enumerate(ops):
+        if op.seq != NO_LINK and op.dir in ("fwd", "recompute", "other"):
+            forward_by_seq[(op.pid, op.seq)].append((op.start, i))
+    for candidates in forward_by_seq.values():
+        candidates.sort()
+    for op in ops:
+        if op.dir != "bwd" or op.altseq == NO_LINK:
+            continue
+        candidates = forward_by_seq.get((op.pid, op.altseq))
+        if not candidates:
+            continue
+        pos = bisect_right(candidates, (op.start, len(ops))) - 1
+        if pos < 0:
+            continue
+        op.fwd = candidates[pos][1]
+        fwd = ops[op.fwd]
+        # Backward work is reported where its forward op was written, not where backward() was called.
+        for name in _INHERITED_FROM_PARENT:
+            value = getattr(fwd, name)
+            if value:
+                setattr(op, name, value)
+
+
+def _link_apis_to_ops(apis, ops) -> None:
+    """By pushed external id where the source has one, else by containment on the launching thread."""
+    by_external = {(op.pid, op.external_id): i for i, op in enumerate(ops) if op.external_id != NO_LINK}
+    unlinked = defaultdict(list)  # (pid, tid) -> api indices
+    for a, api in enumerate(apis):
+        op = by_external.get((api.pid, api.external_id), NO_LINK) if api.external_id != NO_LINK else NO_LINK
+        api.op = op
+        if op == NO_LINK:
+            unlinked[(api.pid, api.tid)].append(a)
+    if not unlinked:
+        return
+    threads = _by_thread(ops)
+    for key, api_indices in unlinked.items():
+        op_indices = threads.get(key)
+        if not op_indices:
+            continue
+        _contain(apis, api_indices, ops, op_indices)
+
+
+def _contain(apis, api_indices, ops, op_indices) -> None:
+    """Sweep calls and ops of one thread in time order with a stack of open ops."""
+    api_indices.sort(key=lambda a: apis[a].start)
+    open_ops: list[int] = []
+    k = 0
+    for a in api_indices:
+        t = apis[a].start
+        while k < len(op_indices) and ops[op_indices[k]].start <= t:
+            i = op_indices[k]
+            while open_ops and ops[open_ops[-1]].end < ops[i].start:
+                open_ops.pop()
+            open_ops.append(i)
+            k += 1
+        while open_ops and ops[open_ops[-1]].end < t:
+            open_ops.pop()
+        # The stack can hold an op that ended before t under a longer one still open; walk down.
+        for i in reversed(open_ops):
+            if ops[i].end >= t:
+                apis[a].op = i
+                break
+
+
+def _link_device_work(items, apis) -> int:
+    """kernel/memop -> API call by (pid, correlation); returns how many found their launch."""
+    by_correlation = {(api.pid, api.correlation): a for a, api in enumerate(apis)}
+    found = 0
+    for item in items:
+        a = by_correlation.get((item.pid, item.correlation), NO_LINK)
+        item.launch = a
+        if a != NO_LINK:
+            found += 1
+            item.op = apis[a].op
+    return found

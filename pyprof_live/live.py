@@ -1,0 +1,245 @@
+"""``profile()``: live, in-process capture of a PyTorch run into a Profile.
+
+One profile records at a time. Starting installs every hook (op dispatch mode, module hooks,
+Function/checkpoint scopes, thread start hook, torch.compile watch); stopping removes them all,
+also when the profiled code raises, and turns what was recorded into records.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import _pop_mode, _push_mode
+
+from .capture import annotations, callsite, compiled
+from .capture.context import context
+from .capture.finalize import build_op_records
+from .capture.functions import FunctionScopes
+from .capture.modules import ModuleNames
+from .capture.recorder import OpRecorder, backward_facts, warn_cap
+from .errors import CaptureError
+from .profile import Profile
+from .records import NO_LINK, OpRecord, RangeRecord
+
+_now = time.perf_counter_ns
+_active: list = []  # the profile that is recording, if any (one per process)
+
+
+@dataclass(slots=True)
+class FunctionScope:
+    """A wrap()'d function or autograd Function call, open while it runs."""
+
+    name: str
+    mod: str
+    start: int
+    tid: int
+    dir: str
+    module: str
+    layers: tuple
+    frames: tuple
+    end: int = 0
+    seq: int = NO_LINK
+
+
+class LiveProfile(Profile):
+    """A Profile filled by running code under it. Use through :func:`profile`."""
+
+    def __init__(self, steps=None, stack_depth: int = 2, max_ops: int = 2_000_000, gpu: str = "auto"):
+        super().__init__(meta={"source": "live", "torch": torch.__version__, "warnings": []})
+        if gpu not in ("auto", "cupti", "off"):
+            raise ValueError(f'gpu must be "auto", "cupti" or "off", not {gpu!r}')
+        self.steps = None if steps is None else frozenset(steps)
+        self.stack_depth = stack_depth
+        self.max_ops = max_ops
+        self.gpu = gpu
+        self.raw_ops: list = []
+        self.raw_functions: list = []
+        self.raw_ranges: list = []
+        self._module_names = ModuleNames()
+        self.recording = False
+        self._step = 0
+        self._step_start = 0
+        self._recorder: OpRecorder | None = None
+        self._scopes = FunctionScopes()
+        self._start_peek = 0
+        self._start_tid = 0
+        self._cap_hit = False
+        self._frame_cache: dict = {}
+
+    # -- control -------------------------------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.stop()
+        return False
+
+    def start(self) -> "LiveProfile":
+        """Install every hook and start recording (unless a step schedule says to wait)."""
+        if _active:
+            raise CaptureError(
+                "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
+            )
+        if torch.autograd.profiler._is_profiler_enabled:
+            raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
+        self._check_gpu()
+        annotations.install()
+        _active.append(self)
+        try:
+            self._start_peek = torch._C._autograd._get_sequence_nr()
+            self._start_tid = threading.get_ident()
+            context.__init__()  # a fresh thread context: no stale module/layer state from before
+            self._module_names.install()
+            self._scopes.install()
+            compiled.watch(self._compiled_code_seen)
+            self._recorder = OpRecorder(self)
+            annotations.sink.session = self
+            threading.setprofile(self._enter_new_thread)
+            _push_mode(self._recorder)
+            self._step_start = _now()
+            self._set_recording(self.steps is None or self._step in self.steps)
+        except BaseException:
+            self._remove_hooks()
+            raise
+        return self
+
+    def stop(self) -> "LiveProfile":
+        """Remove every hook and build the records; safe to call after an exception."""
+        if self not in _active:
+            raise CaptureError("this profile is not recording (stop() without start())")
+        self._close_step()
+        self._remove_hooks()
+        self._finalize()
+        return self
+
+    def step(self) -> None:
+        """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
+        self._close_step()
+        self._step += 1
+        self._step_start = _now()
+        self._set_recording(self.steps is None or self._step in self.steps)
+
+    def _set_recording(self, on: bool) -> None:
+        self.recording = on
+        if self._recorder is not None:
+            self._recorder.recording = on
+
+    def _close_step(self) -> None:
+        if self.recording:
+            self.add_range(f"step {self._step}", self._step_start, _now(), self._start_tid, "step")
+
+    def _remove_hooks(self) -> None:
+        if self._recorder is not None:
+            self._recorder.recording = False
+            try:
+                _pop_mode()
+            except Exception:  # the user's code left the mode stack broken; the mode is inert now
+                pass
+            self._recorder = None
+        threading.setprofile(None)
+        annotations.sink.session = None
+        compiled.unwatch()
+        self._scopes.remove()
+        self._module_names.remove()
+        self.recording = False
+        if self in _active:
+            _active.remove(self)
+
+    def _enter_new_thread(self, frame, event, arg):
+        """Runs first in each thread started while recording: put the op hook on that thread too."""
+        sys.setprofile(None)
+        recorder = self._recorder
+        if recorder is not None:
+            _push_mode(recorder)
+
+    def _check_gpu(self) -> None:
+        if self.gpu == "off":
+            return
+        if not torch.cuda.is_available():
+            if self.gpu == "cupti":
+                from .errors import GpuUnavailableError
+
+                raise GpuUnavailableError(
+                    "gpu='cupti' needs a CUDA device, and torch sees none "
+                    f"(torch {torch.__version__}); use gpu='auto' for a CPU-only profile"
+                )
+            return
+        self.meta["warnings"].append("GPU kernel collection (CUPTI) is not available in this build yet: CPU-only report")
+
+    # -- callbacks from hooks --------------------------------------------------------------------
+
+    def add_range(self, name: str, start: int, end: int, tid: int, kind: str) -> None:
+        if self.recording:
+            self.raw_ranges.append(RangeRecord(name=name, start=start, end=end, tid=tid, kind=kind))
+
+    def open_function(self, name: str, mod: str) -> FunctionScope:
+        ctx = context
+        recorder = self._recorder
+        if torch._C._current_graph_task_id() == -1:
+            direction = "opt" if ctx.in_optimizer else "fwd"
+        else:
+            direction = backward_facts(ctx, self._module_names.param_names)[0]
+        scope = FunctionScope(
+            name=name, mod=mod, start=_now(), tid=threading.get_ident(), dir=direction,
+            module=ctx.module, layers=ctx.layers,
+            frames=callsite.capture(self.stack_depth, skip=3) if self.stack_depth and recorder else (),
+        )
+        self.raw_functions.append(scope)
+        return scope
+
+    def close_function(self, scope: FunctionScope) -> None:
+        scope.end = _now()
+
+    def hit_cap(self) -> None:
+        if not self._cap_hit:
+            self._cap_hit = True
+            self.meta["truncated"] = True
+            self.meta["warnings"].append(f"record cap of {self.max_ops:,} ops reached; later ops were not recorded")
+            warn_cap(self.max_ops)
+
+    def _compiled_code_seen(self, where: str) -> None:
+        compiled_list = self.meta.setdefault("compiled_code_run_eagerly", [])
+        if where not in compiled_list:
+            compiled_list.append(where)
+        if len(compiled_list) == 1:
+            message = (
+                "torch.compile'd code ran under pyprof_live.profile(), which makes it run eagerly: this profile "
+                f"shows the eager ops, not the compiled kernels ({where}). Profile the compiled model with "
+                "torch.profiler or nsys and load the trace with pyprof_live.load()."
+            )
+            self.meta["warnings"].append(message)
+            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=2)
+
+    # -- records ---------------------------------------------------------------------------------
+
+    def _finalize(self) -> None:
+        ops = build_op_records(self.raw_ops, self._start_peek, self._start_tid, self._frame_cache)
+        for scope in self.raw_functions:
+            ops.append(OpRecord(
+                name=scope.name, start=scope.start, end=scope.end or _now(), tid=scope.tid, kind="function",
+                dir=scope.dir, seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
+                module=scope.module, layer=scope.layers, mod=scope.mod,
+                callsite=callsite.format_frames(scope.frames, self._frame_cache),
+            ))
+        self.records.ops = ops
+        self.records.ranges = list(self.raw_ranges)
+        self.invalidate()
+
+
+def profile(steps=None, stack_depth: int = 2, max_ops: int = 2_000_000, gpu: str = "auto") -> LiveProfile:
+    """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
+
+    :param steps: indices of the ``p.step()`` iterations to record (``range(2, 5)``); None = all.
+    :param stack_depth: user frames kept per op for the ``trace`` column; 0 turns call sites off.
+    :param max_ops: record cap; past it ops are no longer recorded and the report says so.
+    :param gpu: ``"auto"`` (GPU kernels when CUDA and CUPTI can be used, else a CPU-only report
+        with a warning saying why), ``"cupti"`` (raise if they cannot), ``"off"``.
+    """
+    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu)

@@ -1,0 +1,1 @@
+"""Renderers: turn views (rows) into text, CSV, HTML, Chrome traces. Nothing here computes data."""

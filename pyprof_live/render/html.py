@@ -1,0 +1,18 @@
+"""HTML table of a view, for Jupyter's ``_repr_html_`` (self-contained, no scripts)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from .text import cell, header
+
+
+def view_html(view, limit: int = 500) -> str:
+    columns = view.columns
+    head = "".join(f"<th>{escape(header(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell(r.get(c)))}</td>" for c in columns) + "</tr>" for r in view.rows[:limit]
+    )
+    notes = "".join(f"<p>{escape(n)}</p>" for n in view.notes)
+    more = f"<p>showing {limit} of {len(view.rows)} rows</p>" if len(view.rows) > limit else ""
+    return f"<div><b>{escape(view.title)}</b><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}{notes}</div>"
