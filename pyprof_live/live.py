@@ -64,6 +64,7 @@ class LiveProfile(Profile):
         self.recording = False
         self._step = 0
         self._step_start = 0
+        self._ops_at_step_start = 0
         self._recorder: OpRecorder | None = None
         self._scopes = FunctionScopes()
         self._start_peek = 0
@@ -124,6 +125,7 @@ class LiveProfile(Profile):
         self._close_step()
         self._step += 1
         self._step_start = _now()
+        self._ops_at_step_start = len(self.raw_ops)
         self._set_recording(self.steps is None or self._step in self.steps)
 
     def _set_recording(self, on: bool) -> None:
@@ -132,7 +134,7 @@ class LiveProfile(Profile):
             self._recorder.recording = on
 
     def _close_step(self) -> None:
-        if self.recording:
+        if self.recording and len(self.raw_ops) > self._ops_at_step_start:
             self.add_range(f"step {self._step}", self._step_start, _now(), self._start_tid, "step")
 
     def _remove_hooks(self) -> None:

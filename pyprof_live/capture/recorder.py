@@ -28,6 +28,7 @@ _grad_enabled = torch.is_grad_enabled
 NO_SEQUENCE = 2**64 - 1
 _ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
 _REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
+_OPTIMIZER_SCOPES = ("Optimizer.step#", "Optimizer.zero_grad#")
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
@@ -108,7 +109,6 @@ class OpRecorder(TorchDispatchMode):
         self.stack_depth = session.stack_depth
         self.param_names = session._module_names.param_names
         self._infos: dict = {}
-        self._open_scopes: dict = {}  # id(handle) -> (name, start, tid)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.recording:
@@ -157,21 +157,23 @@ class OpRecorder(TorchDispatchMode):
         return out
 
     def _scope(self, info, func, args, kwargs):
-        """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt."""
+        """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt.
+
+        Scopes are matched by nesting on the thread (the handle object passed to exit is not
+        the one enter returned, so it cannot be matched by identity).
+        """
         out = func(*args, **kwargs) if kwargs else func(*args)
         ctx = context
         if info.kind == "scope_enter":
-            name = args[0] if args else ""
-            self._open_scopes[id(out)] = (name, _now(), get_ident())
-            if name.startswith(("Optimizer.step#", "Optimizer.zero_grad#")):
+            name = args[0] if args and isinstance(args[0], str) else ""
+            ctx.scopes.append((name, _now()))
+            if name.startswith(_OPTIMIZER_SCOPES):
                 ctx.in_optimizer += 1
-        else:
-            opened = self._open_scopes.pop(id(args[0]) if args else None, None)
-            if opened is not None:
-                name, start, tid = opened
-                if name.startswith(("Optimizer.step#", "Optimizer.zero_grad#")):
-                    ctx.in_optimizer -= 1
-                self.session.add_range(name, start, _now(), tid, "record_function")
+        elif ctx.scopes:
+            name, start = ctx.scopes.pop()
+            if name.startswith(_OPTIMIZER_SCOPES):
+                ctx.in_optimizer -= 1
+            self.session.add_range(name, start, _now(), get_ident(), "record_function")
         return out
 
 

@@ -1,0 +1,26 @@
+# Two commands do all the set-up on a fresh Linux machine with Python 3.11:
+#   make demo   - a small CNN trained for a few steps on CPU under pyprof_live.profile(), report printed
+#   make test   - the whole test suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# torch is pinned: 2.13.0 is the CPU build (an unpinned torch pulls a multi-GB CUDA build).
+TORCH := torch==2.13.0
+
+.PHONY: demo test clean
+
+$(VENV)/.installed: setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(TORCH)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) examples/train_cnn.py
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache
