@@ -1,0 +1,333 @@
+"""Live capture: sequence numbers, backward -> forward, direction, modules, layers, threads, hooks."""
+
+import re
+import threading
+import warnings
+
+import nvtx
+import pytest
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+import pyprof_live
+from pyprof_live.records import TensorMeta
+
+from .hooks_state import hooks_state
+
+
+def _ops(p):
+    p.correlation  # noqa: B018 - fills the link fields
+    return p.records.ops
+
+
+def _fwd_name(p, op):
+    return p.records.ops[op.fwd].name if op.fwd >= 0 else None
+
+
+@pytest.fixture(autouse=True)
+def no_hooks_left():
+    """Every test starts and ends with no pyprof_live hook installed."""
+    before = hooks_state()
+    yield
+    assert hooks_state() == before
+
+
+def test_linear_forward_backward_ties_each_backward_op_to_its_forward_op():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    with pyprof_live.profile() as p:
+        model(torch.randn(2, 8)).sum().backward()
+    ops = _ops(p)
+    fwd = [(op.name, op.seq, op.module) for op in ops if op.dir == "fwd" and op.seq >= 0]
+    # Linear = t (TBackward0) + addmm (AddmmBackward0); the nodes are created in call order.
+    assert fwd == [
+        ("aten::t", 0, "Sequential.0"), ("aten::addmm", 1, "Sequential.0"), ("aten::relu", 2, "Sequential.1"),
+        ("aten::t", 3, "Sequential.2"), ("aten::addmm", 4, "Sequential.2"), ("aten::sum", 5, ""),
+    ]
+    bwd = [op for op in ops if op.dir == "bwd"]
+    by_node = {(op.node, _fwd_name(p, op), op.altseq) for op in bwd if not op.param}
+    assert by_node == {
+        ("SumBackward0", "aten::sum", 5), ("AddmmBackward0", "aten::addmm", 4), ("TBackward0", "aten::t", 3),
+        ("ReluBackward0", "aten::relu", 2), ("AddmmBackward0", "aten::addmm", 1), ("TBackward0", "aten::t", 0),
+    }
+    assert sorted(op.param for op in bwd if op.param) == [
+        "Sequential.0.bias", "Sequential.0.weight", "Sequential.2.bias", "Sequential.2.weight"]
+    # Backward ops carry the module of their forward op; AccumulateGrad that of its parameter.
+    assert {op.module for op in bwd if op.node == "ReluBackward0"} == {"Sequential.1"}
+    assert {op.module for op in bwd if op.param == "Sequential.2.weight"} == {"Sequential.2"}
+
+
+def test_shapes_dtypes_params_and_outputs_are_exact():
+    a = torch.randn(3, 5, dtype=torch.float64)
+    b = torch.randn(5, 7, dtype=torch.float64)
+    bias = torch.randn(7, dtype=torch.float64)
+    with pyprof_live.profile() as p:
+        torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
+        torch.cat([a, a], dim=1)
+    addmm, cat = _ops(p)
+    assert (addmm.name, addmm.overload) == ("aten::addmm", "default")
+    assert addmm.inputs == (TensorMeta((7,), "float64"), TensorMeta((3, 5), "float64"), TensorMeta((5, 7), "float64"),
+                            0.5, 2.0)
+    assert addmm.kwargs == (("beta", 0.5), ("alpha", 2.0))
+    assert addmm.outputs == (TensorMeta((3, 7), "float64"),)
+    assert cat.inputs == ((TensorMeta((3, 5), "float64"), TensorMeta((3, 5), "float64")), 1)
+    assert cat.outputs == (TensorMeta((3, 10), "float64"),)
+
+
+def test_in_place_op_on_a_view_owns_its_copyslices_node():
+    x = torch.randn(4, 4, requires_grad=True)
+    with pyprof_live.profile() as p:
+        y = x * 2
+        y[0].mul_(3)  # CopySlices is created after mul_ returns: the naive rule gives it to sum
+        y.sum().backward()
+    ops = _ops(p)
+    copy_slices = [op for op in ops if op.node == "torch::autograd::CopySlices"]
+    assert copy_slices and {_fwd_name(p, op) for op in copy_slices} == {"aten::mul_"}
+    assert {_fwd_name(p, op) for op in ops if op.node == "SumBackward0"} == {"aten::sum"}
+    assert {_fwd_name(p, op) for op in ops if op.node == "MulBackward0"} == {"aten::mul"}
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * 2 * a
+
+
+def test_custom_autograd_function_backward_is_tied_to_the_function():
+    x = torch.randn(4, requires_grad=True)
+    with pyprof_live.profile() as p:
+        Square.apply(x).sum().backward()
+    ops = _ops(p)
+    square = [op for op in ops if op.name == "Square"]
+    assert len(square) == 1 and square[0].kind == "function" and square[0].seq == 0
+    inner = [op for op in ops if op.parent == ops.index(square[0])]
+    # The mul inside forward runs with grad disabled: it creates no node and owns no number.
+    assert [(op.name, op.seq) for op in inner] == [("aten::mul", -1)]
+    bwd = [op for op in ops if op.node == "SquareBackward"]
+    assert len(bwd) == 2 and {_fwd_name(p, op) for op in bwd} == {"Square"}
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_activation_checkpointing_recompute_is_not_backward(reentrant):
+    x = torch.randn(4, 4, requires_grad=True)
+    w = torch.randn(4, 4, requires_grad=True)
+    with pyprof_live.profile() as p:
+        checkpoint(lambda a: (a @ w).relu(), x, use_reentrant=reentrant).sum().backward()
+    ops = _ops(p)
+    recompute = [op.name for op in ops if op.dir == "recompute" and op.name != "aten::detach"]
+    assert recompute == ["aten::mm", "aten::relu"]
+    bwd = [op for op in ops if op.dir == "bwd" and op.node in ("ReluBackward0", "MmBackward0")]
+    assert {(op.node, _fwd_name(p, op)) for op in bwd} == {("ReluBackward0", "aten::relu"),
+                                                          ("MmBackward0", "aten::mm")}
+    # With reentrant checkpointing the backward graph is the recomputed one: tied to recomputed ops.
+    expected_dir = "recompute" if reentrant else "fwd"
+    assert {ops[op.fwd].dir for op in bwd} == {expected_dir}
+
+
+def test_optimizer_ops_are_opt_and_record_function_scopes_are_ranges():
+    model = nn.Linear(4, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    with pyprof_live.profile() as p:
+        model(torch.randn(3, 4)).sum().backward()
+        opt.step()
+        model(torch.randn(3, 4))  # forward again after the step: fwd, not opt
+    ops = _ops(p)
+    assert {op.dir for op in ops if op.name in ("aten::lerp_", "aten::addcdiv_")} == {"opt"}
+    assert ops[-1].name == "aten::addmm" and ops[-1].dir == "fwd"
+    scopes = [r.name for r in p.records.ranges if r.kind == "record_function"]
+    assert scopes == ["Optimizer.step#AdamW.step"]
+
+
+def test_module_paths_nested_layers_and_wrap():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ffn = nn.Linear(4, 4)
+
+        def forward(self, x):
+            with pyprof_live.layer("FFN"):
+                nvtx.push_range("layer:LayerNorm")
+                x = torch.nn.functional.layer_norm(x, (4,))
+                nvtx.pop_range()
+                return self.ffn(x)
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block(), Block()])
+
+        @pyprof_live.layer("Encoder_2")
+        def forward(self, x):
+            return self.blocks[1](self.blocks[0](x))
+
+    pyprof_live.wrap(Block, "forward")
+    with pyprof_live.profile() as p:
+        Encoder()(torch.randn(2, 4))
+    ops = _ops(p)
+    norms = [op for op in ops if op.name == "aten::native_layer_norm"]
+    assert [op.layer for op in norms] == [("Encoder_2", "FFN", "LayerNorm")] * 2
+    assert [op.module for op in norms] == ["Encoder.blocks.0", "Encoder.blocks.1"]
+    addmm = [op for op in ops if op.name == "aten::addmm"]
+    assert [op.layer for op in addmm] == [("Encoder_2", "FFN")] * 2
+    assert [op.module for op in addmm] == ["Encoder.blocks.0.ffn", "Encoder.blocks.1.ffn"]
+    # wrap(): the wrapped forward is a function record enclosing the block's ops.
+    assert [ops[op.parent].name for op in addmm] == ["Block.forward", "Block.forward"]
+    layer_ranges = [r.name for r in p.records.ranges if r.kind == "layer"]
+    assert layer_ranges.count("LayerNorm") == 2 and layer_ranges.count("Encoder_2") == 1
+
+
+def test_torch_cuda_nvtx_ranges_are_seen(monkeypatch):
+    """torch.cuda.nvtx reaches C only; the CPU wheel has no NVTX library, so a stub stands in for it."""
+    import torch.cuda.nvtx as torch_nvtx
+
+    class FakeNvtx:
+        def rangePushA(self, msg):
+            return 0
+
+        def rangePop(self):
+            return 0
+
+    monkeypatch.setattr(torch_nvtx, "_nvtx", FakeNvtx())
+    with pyprof_live.profile() as p:
+        torch.cuda.nvtx.range_push("layer:head")
+        torch.ones(2).sum()
+        torch.cuda.nvtx.range_pop()
+        with torch.cuda.nvtx.range("other"):
+            torch.ones(2)
+    ops = _ops(p)
+    assert [(op.name, op.layer) for op in ops] == [("aten::ones", ("head",)), ("aten::sum", ("head",)),
+                                                   ("aten::ones", ())]
+    assert [(r.name, r.kind) for r in p.records.ranges if r.kind != "step"] == [("head", "layer"), ("other", "nvtx")]
+
+
+def test_call_sites_point_at_user_code_innermost_first():
+    def model_line(x):
+        return x.relu()  # the op's call site
+
+    with pyprof_live.profile() as p:
+        model_line(torch.randn(3))
+    (relu,) = [op for op in _ops(p) if op.name == "aten::relu"]
+    inner, outer = relu.callsite
+    assert re.fullmatch(r"test_capture\.py:\d+", inner) and re.fullmatch(r"test_capture\.py:\d+", outer)
+    assert int(inner.split(":")[1]) < int(outer.split(":")[1])  # model_line is defined above its call
+    with pyprof_live.profile(stack_depth=0) as p:
+        model_line(torch.randn(3))
+    assert [op.callsite for op in _ops(p)] == [(), ()]
+
+
+def test_ops_on_other_threads_are_captured_with_their_thread_id():
+    result = {}
+
+    def work():
+        result["tid"] = threading.get_ident()
+        torch.ones(3).relu()
+
+    with pyprof_live.profile() as p:
+        torch.zeros(2)
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    tids = {op.name: op.tid for op in _ops(p)}
+    assert tids["aten::relu"] == result["tid"] != tids["aten::zeros"]
+
+
+def test_exception_propagates_and_every_hook_is_removed():
+    model = nn.Linear(3, 3)
+    with pytest.raises(ZeroDivisionError):
+        with pyprof_live.profile() as p:
+            model(torch.randn(2, 3))
+            1 / 0
+    assert [op.name for op in p.records.ops][-1] == "aten::addmm"  # what ran before is kept
+    with pyprof_live.profile() as again:  # and profiling works again
+        model(torch.randn(2, 3))
+    assert [op.name for op in again.records.ops] == ["aten::randn", "aten::t", "aten::addmm"]
+
+
+def test_nested_profile_is_a_clear_error():
+    with pyprof_live.profile():
+        with pytest.raises(pyprof_live.CaptureError, match="already recording"):
+            pyprof_live.profile().start()
+
+
+def test_hundred_profiles_in_a_row_each_start_at_sequence_zero():
+    model = nn.Linear(4, 4)
+    for _ in range(100):
+        with pyprof_live.profile(stack_depth=0) as p:
+            model(torch.randn(2, 4)).sum().backward()
+        ops = _ops(p)
+        assert [op.seq for op in ops if op.seq >= 0] == [0, 1, 2]  # t, addmm, sum
+        bwd = [op for op in ops if op.dir == "bwd" and not op.param]
+        assert bwd and all(op.fwd >= 0 for op in bwd)
+
+
+def test_step_schedule_records_only_chosen_steps():
+    with pyprof_live.profile(steps=[1]) as p:
+        for step in range(3):
+            torch.full((2,), float(step)).sum()
+            p.step()
+    ops = _ops(p)
+    assert [op.name for op in ops] == ["aten::full", "aten::sum"]
+    assert [op.inputs[1] for op in ops if op.name == "aten::full"] == [1.0]
+    assert [r.name for r in p.records.ranges if r.kind == "step"] == ["step 1"]
+
+
+def test_record_cap_warns_once_and_marks_the_profile_truncated():
+    with pytest.warns(RuntimeWarning, match="record cap of 5 ops"):
+        with pyprof_live.profile(max_ops=5) as p:
+            for _ in range(10):
+                torch.ones(1)
+    assert len(p.records.ops) == 5 and p.meta["truncated"] is True
+
+
+def test_profiling_does_not_change_results():
+    def run(profiled: bool):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 6), nn.GELU(), nn.Linear(6, 1))
+        opt = torch.optim.AdamW(model.parameters())
+        losses = []
+        for _ in range(3):
+            x = torch.randn(5, 6)
+            if profiled:
+                with pyprof_live.profile():
+                    loss = model(x).pow(2).mean()
+                    loss.backward()
+                    opt.step()
+            else:
+                loss = model(x).pow(2).mean()
+                loss.backward()
+                opt.step()
+            opt.zero_grad()
+            losses.append(loss.detach().clone())
+        return losses, [q.detach().clone() for q in model.parameters()]
+
+    plain_losses, plain_params = run(False)
+    prof_losses, prof_params = run(True)
+    assert all(torch.equal(a, b) for a, b in zip(plain_losses, prof_losses))
+    assert all(torch.equal(a, b) for a, b in zip(plain_params, prof_params))
+
+
+def test_torch_compile_under_profile_warns_and_is_recorded():
+    @torch.compile(backend="eager")
+    def f(x):
+        return torch.sin(x) + 1
+
+    f(torch.randn(3))  # compiled once outside the profile
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pyprof_live.profile() as p:
+            f(torch.randn(4))
+    assert any("torch.compile" in str(w.message) for w in caught)
+    assert p.meta["compiled_code_run_eagerly"] and "f (" in p.meta["compiled_code_run_eagerly"][0]
+    assert [op.name for op in p.records.ops] == ["aten::randn", "aten::sin", "aten::add"]  # it ran eagerly
+
+
+def test_gpu_cupti_without_cuda_is_a_typed_error():
+    with pytest.raises(pyprof_live.GpuUnavailableError, match="needs a CUDA device"):
+        pyprof_live.profile(gpu="cupti").start()
