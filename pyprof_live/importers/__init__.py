@@ -12,8 +12,11 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def load(path):
-    """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace."""
+def load(path, progress=None):
+    """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
+
+    ``progress(done, total)`` is called as a long import advances (the CLI draws a bar with it).
+    """
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -25,7 +28,7 @@ def load(path):
     if head.startswith(_SQLITE_MAGIC):
         from .nsys import load_nsys
 
-        return load_nsys(path)
+        return load_nsys(path, progress=progress)
     text = head
     if head.startswith(_GZIP_MAGIC):
         try:
@@ -40,6 +43,6 @@ def load(path):
     if text.lstrip()[:1] in (b"{", b"["):
         from .kineto import load_kineto
 
-        return load_kineto(path)
+        return load_kineto(path, progress=progress)
     raise ProfileFormatError(path, "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
                                    "or nvprof SQLite export, or a PyTorch profiler JSON trace)")

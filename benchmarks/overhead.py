@@ -1,0 +1,93 @@
+"""Per-op overhead of pyprof_live against torch.profiler, on a GPT-style training step, in one run.
+
+Configurations (each runs the same ITERS training steps, timed end to end including the
+profiler's own teardown and, where stated, building the report):
+  plain                      no profiler
+  torch.profiler shapes      record_shapes=True
+  torch.profiler shapes+stack record_shapes=True, with_stack=True, + key_averages(...).table()
+  pyprof_live                stack_depth=0 (no call sites)
+  pyprof_live + table        stack_depth=0, + p.table()
+  pyprof_live sites + table  call sites (2 frames), + p.table()
+Overhead is (config - plain) / ops, in µs per op; ratios are against torch.profiler shapes.
+Rounds alternate the configurations and keep each one's best time (this machine is noisy).
+
+    .venv/bin/python benchmarks/overhead.py [--iters 20] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pyprof_live  # noqa: E402
+from tests.formula_models import gpt_step  # noqa: E402
+
+
+def run_plain(step, iters):
+    for _ in range(iters):
+        step()
+
+
+def run_torch_profiler(step, iters, with_stack=False):
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=with_stack) as prof:
+        for _ in range(iters):
+            step()
+    if with_stack:
+        prof.key_averages(group_by_stack_n=5).table(sort_by="self_cpu_time_total", row_limit=50)
+
+
+def run_pyprof_live(step, iters, stack_depth=0, table=False):
+    with pyprof_live.profile(stack_depth=stack_depth) as p:
+        for _ in range(iters):
+            step()
+            p.step()
+    if table:
+        p.table(sort="sil")
+    return p
+
+
+CONFIGS = {
+    "plain": run_plain,
+    "torch.profiler shapes": run_torch_profiler,
+    "torch.profiler shapes+stack+table": lambda s, n: run_torch_profiler(s, n, with_stack=True),
+    "pyprof_live": run_pyprof_live,
+    "pyprof_live + table": lambda s, n: run_pyprof_live(s, n, table=True),
+    "pyprof_live sites + table": lambda s, n: run_pyprof_live(s, n, stack_depth=2, table=True),
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    step = gpt_step()
+    for _ in range(3):
+        step()  # warm-up: optimizer state, allocator, lazy init
+    ops = len(run_pyprof_live(step, args.iters).records.ops)
+    best = {name: float("inf") for name in CONFIGS}
+    for _ in range(args.rounds):
+        for name, run in CONFIGS.items():
+            start = time.perf_counter()
+            run(step, args.iters)
+            best[name] = min(best[name], time.perf_counter() - start)
+    plain = best["plain"]
+    reference = (best["torch.profiler shapes"] - plain) / ops * 1e6
+    print(f"GPT-style step (fwd+bwd+AdamW) x {args.iters}: {ops} aten ops, torch {torch.__version__}, 1 thread")
+    print(f"{'configuration':36} {'total s':>8} {'µs/op over plain':>17} {'vs torch.profiler shapes':>25}")
+    for name in CONFIGS:
+        per_op = (best[name] - plain) / ops * 1e6
+        ratio = "" if name == "plain" else f"{per_op / reference:.2f}x"
+        print(f"{name:36} {best[name]:8.3f} {per_op:17.2f} {ratio:>25}")
+
+
+if __name__ == "__main__":
+    main()
