@@ -23,6 +23,7 @@ from .capture.functions import FunctionScopes
 from .capture.modules import ModuleNames
 from .capture.recorder import OpRecorder, backward_facts, warn_cap
 from .errors import CaptureError
+from .gpu import select_backend
 from .profile import Profile
 from .records import NO_LINK, OpRecord, RangeRecord
 
@@ -42,6 +43,7 @@ class FunctionScope:
     module: str
     layers: tuple
     frames: tuple
+    op_id: int = NO_LINK  # id pushed to the GPU backend, so kernels launched directly by it link here
     end: int = 0
     seq: int = NO_LINK
 
@@ -66,6 +68,7 @@ class LiveProfile(Profile):
         self._step_start = 0
         self._ops_at_step_start = 0
         self._recorder: OpRecorder | None = None
+        self._gpu = None
         self._scopes = FunctionScopes()
         self._start_peek = 0
         self._start_tid = 0
@@ -90,7 +93,7 @@ class LiveProfile(Profile):
             )
         if torch.autograd.profiler._is_profiler_enabled:
             raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
-        self._check_gpu()
+        self._gpu = select_backend(self.gpu, self.meta["warnings"])
         annotations.install()
         _active.append(self)
         try:
@@ -100,7 +103,9 @@ class LiveProfile(Profile):
             self._module_names.install()
             self._scopes.install()
             compiled.watch(self._compiled_code_seen)
-            self._recorder = OpRecorder(self)
+            if self._gpu is not None:
+                self._gpu.start()
+            self._recorder = OpRecorder(self, self._gpu)
             annotations.sink.session = self
             threading.setprofile(self._enter_new_thread)
             _push_mode(self._recorder)
@@ -116,8 +121,11 @@ class LiveProfile(Profile):
         if self not in _active:
             raise CaptureError("this profile is not recording (stop() without start())")
         self._close_step()
-        self._remove_hooks()
-        self._finalize()
+        try:
+            self._remove_hooks()
+        finally:
+            gpu_capture = self._gpu.stop() if self._gpu is not None else None
+        self._finalize(gpu_capture)
         return self
 
     def step(self) -> None:
@@ -161,20 +169,6 @@ class LiveProfile(Profile):
         if recorder is not None:
             _push_mode(recorder)
 
-    def _check_gpu(self) -> None:
-        if self.gpu == "off":
-            return
-        if not torch.cuda.is_available():
-            if self.gpu == "cupti":
-                from .errors import GpuUnavailableError
-
-                raise GpuUnavailableError(
-                    "gpu='cupti' needs a CUDA device, and torch sees none "
-                    f"(torch {torch.__version__}); use gpu='auto' for a CPU-only profile"
-                )
-            return
-        self.meta["warnings"].append("GPU kernel collection (CUPTI) is not available in this build yet: CPU-only report")
-
     # -- callbacks from hooks --------------------------------------------------------------------
 
     def add_range(self, name: str, start: int, end: int, tid: int, kind: str) -> None:
@@ -192,12 +186,17 @@ class LiveProfile(Profile):
             name=name, mod=mod, start=_now(), tid=threading.get_ident(), dir=direction,
             module=ctx.module, layers=ctx.layers,
             frames=callsite.capture(self.stack_depth, skip=3) if self.stack_depth and recorder else (),
+            op_id=recorder.next_id() if recorder else NO_LINK,
         )
         self.raw_functions.append(scope)
+        if self._gpu is not None:
+            self._gpu.push(scope.op_id)
         return scope
 
     def close_function(self, scope: FunctionScope) -> None:
         scope.end = _now()
+        if self._gpu is not None:
+            self._gpu.pop()
 
     def hit_cap(self) -> None:
         if not self._cap_hit:
@@ -221,17 +220,23 @@ class LiveProfile(Profile):
 
     # -- records ---------------------------------------------------------------------------------
 
-    def _finalize(self) -> None:
+    def _finalize(self, gpu_capture) -> None:
         ops = build_op_records(self.raw_ops, self._start_peek, self._start_tid, self._frame_cache)
         for scope in self.raw_functions:
             ops.append(OpRecord(
                 name=scope.name, start=scope.start, end=scope.end or _now(), tid=scope.tid, kind="function",
                 dir=scope.dir, seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
-                module=scope.module, layer=scope.layers, mod=scope.mod,
+                module=scope.module, layer=scope.layers, mod=scope.mod, external_id=scope.op_id,
                 callsite=callsite.format_frames(scope.frames, self._frame_cache),
             ))
         self.records.ops = ops
         self.records.ranges = list(self.raw_ranges)
+        if gpu_capture is not None:
+            self.records.apis, self.records.kernels = gpu_capture.apis, gpu_capture.kernels
+            self.records.memops, self.records.devices = gpu_capture.memops, gpu_capture.devices
+            self.meta.update(gpu_capture.meta)
+            if gpu_capture.incomplete:
+                self.meta["warnings"].append(f"GPU data is incomplete: {gpu_capture.incomplete}")
         self.invalidate()
 
 

@@ -16,7 +16,7 @@ from ..records import NO_LINK, OpRecord, TensorMeta, Unknown
 from . import callsite
 from .recorder import (
     R_ARGS, R_DIR, R_END, R_FRAMES, R_FUNC, R_GRAD, R_KWARGS, R_LAYERS, R_MODULE, R_NODE,
-    R_NODE_SEQ, R_OUT, R_PARAM, R_PEEK, R_START, R_TID, R_VIEW_INPLACE,
+    R_ID, R_NODE_SEQ, R_OUT, R_PARAM, R_PEEK, R_START, R_TID, R_VIEW_INPLACE,
 )
 
 _dtype_names: dict = {}
@@ -49,11 +49,11 @@ def to_arg(value):
 
 
 def build_op_records(raw_ops, start_peek: int, start_tid: int, frame_cache: dict) -> list[OpRecord]:
-    """One OpRecord per raw tuple, in the same order (the order is the op's external id)."""
+    """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend."""
     records = []
     last_peek: dict = {}  # tid -> counter value seen by the previous op of that thread
     pending_copy_slices: dict = {}  # tid -> record of an in-place-on-view op awaiting its number
-    for index, raw in enumerate(raw_ops):
+    for raw in raw_ops:
         func = raw[R_FUNC]
         tid = raw[R_TID]
         base = start_peek if tid == start_tid else 0
@@ -78,7 +78,7 @@ def build_op_records(raw_ops, start_peek: int, start_tid: int, frame_cache: dict
             layer=raw[R_LAYERS],
             callsite=callsite.format_frames(raw[R_FRAMES], frame_cache),
             param=param,
-            external_id=index,
+            external_id=raw[R_ID],
         )
         peek = raw[R_PEEK]
         previous = last_peek.get(tid, base)

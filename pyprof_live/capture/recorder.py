@@ -7,6 +7,7 @@ only). ``finalize.py`` turns the tuples into OpRecords after the run.
 
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 from threading import get_ident
@@ -33,8 +34,8 @@ _OPTIMIZER_SCOPES = ("Optimizer.step#", "Optimizer.zero_grad#")
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
     R_FUNC, R_ARGS, R_KWARGS, R_OUT, R_START, R_END, R_TID, R_PEEK, R_GRAD, R_VIEW_INPLACE,
-    R_DIR, R_NODE_SEQ, R_NODE, R_PARAM, R_MODULE, R_LAYERS, R_FRAMES,
-) = range(17)
+    R_DIR, R_NODE_SEQ, R_NODE, R_PARAM, R_MODULE, R_LAYERS, R_FRAMES, R_ID,
+) = range(18)
 
 
 def tensor_meta(value):
@@ -100,9 +101,11 @@ class _OpInfo:
 class OpRecorder(TorchDispatchMode):
     """Records ops while ``recording`` is true; passes them through untouched otherwise."""
 
-    def __init__(self, session):
+    def __init__(self, session, gpu=None):
         super().__init__()
         self.session = session
+        self.gpu = gpu  # a GPU backend: push/pop the op's id around it (CUPTI external correlation)
+        self.next_id = itertools.count().__next__  # record ids, shared with function scopes
         self.raw = session.raw_ops
         self.recording = False
         self.max_ops = session.max_ops
@@ -120,8 +123,17 @@ class OpRecorder(TorchDispatchMode):
             return self._scope(info, func, args, kwargs)
         peek = _peek_seq()
         ctx = context
+        op_id = self.next_id()
+        gpu = self.gpu
         start = _now()
-        out = func(*args, **kwargs) if kwargs else func(*args)
+        if gpu is None:
+            out = func(*args, **kwargs) if kwargs else func(*args)
+        else:
+            gpu.push(op_id)
+            try:
+                out = func(*args, **kwargs) if kwargs else func(*args)
+            finally:
+                gpu.pop()
         end = _now()
         raw = self.raw
         if len(raw) >= self.max_ops:
@@ -153,6 +165,7 @@ class OpRecorder(TorchDispatchMode):
             ctx.module,
             ctx.layers,
             frames,
+            op_id,
         ))
         return out
 
