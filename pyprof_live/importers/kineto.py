@@ -1,0 +1,884 @@
+"""Kineto (``torch.profiler``) Chrome traces, ``.json`` or ``.json.gz``, into pyprof_live records.
+
+Both dialects are read: the modern one (``cpu_op`` / ``kernel`` / ``cuda_runtime`` / ``ac2g``) and the
+2021 TensorBoard-plugin one (``Operator`` / ``Kernel`` / ``Runtime``, lowercase ``external id``, GPU
+``tid`` written ``"stream 7"``). Links are NOT made here: the records carry the ids and times that
+``correlate.py`` joins, exactly as for a live run.
+
+Reading is always streamed: the ``traceEvents`` array is decoded one event at a time from a window
+of ``CHUNK_CHARS`` characters, and each event becomes a record (or is dropped) at once. Memory is the
+records plus one window, whatever the file size, so there is no size threshold to choose; and as no
+tree of 100k dicts is kept alive, this is also about twice as fast as ``json.load`` (less GC work).
+
+What the trace says and where it goes:
+
+- ``cpu_op``/``Operator`` -> :class:`OpRecord` (``Input Dims``/``Input type``/``Input Strides``/
+  ``Concrete Inputs`` -> ``inputs``; ``Sequence number`` -> ``seq`` on forward ops). A backward node
+  is an ``autograd::engine::evaluate_function: AddmmBackward0`` range -> ``kind="node"``,
+  ``dir="bwd"``, ``altseq`` = its sequence number, name ``AddmmBackward0``; the same-named
+  ``AddmmBackward0`` op that Kineto nests right inside it is folded into it (it carries the grad
+  shapes), so the op chain reads ``AddmmBackward0 > aten::mm`` as in a live run. In the 2021 dialect
+  there is no wrapper: the node op itself (``Fwd thread id`` > 0) becomes the node.
+- ``ProfilerStep#``, ``Optimizer.step#``, ``Optimizer.zero_grad#``, ``enumerate(DataLoader)#`` and
+  every ``user_annotation`` -> :class:`RangeRecord` ``kind="record_function"``.
+- ``cuda_runtime``/``cuda_driver``/``Runtime`` -> :class:`ApiRecord`; ``kernel``/``Kernel`` ->
+  :class:`KernelRecord`; ``gpu_memcpy``/``gpu_memset`` -> :class:`MemoryRecord`. GPU events carry
+  ``pid`` = device in the file; their record gets the host pid of the API call with the same
+  ``correlation`` so correlation's ``(pid, correlation)`` join works.
+- An API event whose ``External id`` equals its ``correlation`` (HTA traces, e.g. alexnet: all 361
+  of them) has no usable op id: its ``external_id`` is set to -1, so correlation falls back to
+  time containment on the launching thread. Decided per event, not per file, because some traces
+  mix both (the NCCL trace has 113 such events among 8740 good ones).
+- ``python_function`` (``with_stack``) and the 2021 ``Call stack`` arg -> ``OpRecord.callsite``
+  (user frames, innermost first, ``"file.py:LINE"``); ``nn.Module: Linear_0`` frames
+  (``with_modules``) -> ``OpRecord.module`` (``"Owlv2Model_0.Owlv2Encoder_0.Linear_3"``).
+- ``record_param_comms`` ops keep the collective's facts in ``kwargs`` (see ``_COLLECTIVE_ARGS``).
+- Kept in ``Profile.meta`` only: ``[memory]`` instants (``memory_events`` count and
+  ``memory_peak_allocated`` per device: 13k instants per second of trace are not worth records),
+  ``cuda_sync`` and ``cuda_profiler_range`` counts, ``distributedInfo``, versions, profiler flags.
+- Ignored: ``ac2g``/``async``/``fwdbwd`` flows (they restate ``correlation`` args and sequence
+  numbers), ``gpu_user_annotation`` (GPU shadows of ranges), ``overhead``, ``Trace`` and metadata.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import gc
+import json
+import json.scanner
+import os
+import re
+import zlib
+from bisect import bisect_right
+from collections import defaultdict
+from typing import Callable, Iterator
+
+from ..errors import ProfileFormatError
+from ..profile import Profile
+from ..records import (
+    NO_LINK,
+    ApiRecord,
+    DeviceInfo,
+    KernelRecord,
+    MemoryRecord,
+    OpRecord,
+    RangeRecord,
+    TensorMeta,
+    Unknown,
+)
+
+#: Characters decoded per read; an event larger than this makes the window grow (doubling).
+CHUNK_CHARS = 1 << 22
+
+#: How many user frames an op's call site keeps, innermost first.
+CALLSITE_DEPTH = 8
+
+Progress = Callable[[float, str], None]  # (fraction of the file read, stage), as load_nsys calls it
+
+# ----------------------------------------------------------------------------------------------
+# Streaming JSON reader
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+class _JsonWindow:
+    """A sliding window over a text stream that decodes one JSON value at a time."""
+
+    def __init__(self, text, raw, size: int, progress: Progress | None):
+        self._text = text
+        self._raw = raw
+        self._size = size
+        self._progress = progress
+        decoder = json.JSONDecoder()
+        self._decode = decoder.raw_decode
+        self.scan = json.scanner.make_scanner(decoder)
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+
+    def _refill(self) -> None:
+        """Append the next chunk, at least as large as what is already buffered (so retries of a
+        huge value cost O(n log n), not O(n^2))."""
+        chunk = self._text.read(max(CHUNK_CHARS, len(self.buf) - self.pos))
+        self.buf = self.buf[self.pos :] + chunk
+        self.pos = 0
+        if not chunk:
+            self.eof = True
+        if self._progress is not None:
+            self._progress(min(self._raw.tell() / self._size, 1.0), "trace events")
+
+    def peek(self) -> str:
+        """The next non-blank character ("" at end of file), without consuming it."""
+        while True:
+            self.pos = _WHITESPACE.match(self.buf, self.pos).end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if self.eof:
+                return ""
+            self._refill()
+
+    def expect(self, chars: str, where: str) -> str:
+        char = self.peek()
+        if not char or char not in chars:
+            found = repr(char) if char else "end of file"
+            raise ValueError(f"expected {' or '.join(map(repr, chars))} {where}, found {found}")
+        self.pos += 1
+        return char
+
+    def value(self):
+        """Decode the value at the cursor; a value that touches the window's end is re-read with
+        more text, since a number or a truncated object may continue past it."""
+        self.peek()
+        while True:
+            try:
+                value, end = self._decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if not self.eof:
+                    self._refill()
+                    continue
+                if exc.pos >= len(self.buf.rstrip()) or exc.msg.startswith("Unterminated string"):
+                    raise ValueError("the file ends inside a JSON value (truncated?)") from None
+                raise
+            if end < len(self.buf) or self.eof:
+                self.pos = end
+                return value
+            self._refill()
+
+
+def read_trace_events(path, header: dict | None = None, progress: Progress | None = None) -> Iterator[dict]:
+    """Yield the raw event dicts of a Kineto/Chrome trace, as the file holds them, streaming.
+
+    ``header`` (when given) receives the file's other top-level entries (``deviceProperties``,
+    ``distributedInfo``, versions...); it is complete once the iterator is exhausted, since they may
+    follow ``traceEvents``. A bare JSON array of events is accepted too. Raises
+    :class:`ProfileFormatError` for anything that is not such a trace (also for later replay tests
+    and tools that want the events without building records).
+    """
+    header = {} if header is None else header
+    try:
+        with open(path, "rb") as raw:
+            size = os.fstat(raw.fileno()).st_size
+            if size == 0:
+                raise ProfileFormatError(path, "empty file")
+            compressed = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            binary = gzip.GzipFile(fileobj=raw) if compressed else raw
+            text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace")
+            window = _JsonWindow(text, raw, size, progress)
+            yield from _trace_events(window, header)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ProfileFormatError(path, f"truncated or corrupt gzip data ({exc})") from None
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise ProfileFormatError(path, f"not a Kineto trace: {exc}") from None
+
+
+def _trace_events(window: _JsonWindow, header: dict) -> Iterator[dict]:
+    first = window.peek()
+    if first == "[":
+        yield from _array(window)
+        return
+    if first != "{":
+        raise ValueError("a trace is a JSON object with a traceEvents array")
+    window.pos += 1
+    found = False
+    if window.peek() == "}":
+        window.pos += 1
+    else:
+        while True:
+            key = window.value()
+            if not isinstance(key, str):
+                raise ValueError("malformed JSON object")
+            window.expect(":", "after a key")
+            if key == "traceEvents":
+                found = True
+                yield from _array(window)
+            else:
+                header[key] = window.value()
+            if window.expect(",}", "between top-level entries") == "}":
+                break
+    if not found:
+        raise ValueError("no traceEvents array")
+
+
+_SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
+
+
+def _array(window: _JsonWindow) -> Iterator:
+    """The elements of a JSON array. Fast path: decode straight from the window with the C scanner
+    while whole events and their separator fit in it; at the window's end, the careful path
+    (refill, retry, precise errors) takes one element, then the fast path resumes."""
+    window.expect("[", "for traceEvents")
+    if window.peek() == "]":
+        window.pos += 1
+        return
+    scan = window.scan
+    separator = _SEPARATOR.match
+    while True:
+        buf = window.buf
+        pos = window.pos
+        limit = len(buf)
+        try:
+            while True:
+                element, end = scan(buf, pos)
+                match = separator(buf, end)
+                if match is None or match.end() >= limit:
+                    break
+                yield element
+                pos = match.end()
+                if match.group(1) == "]":
+                    window.pos = pos
+                    return
+        except (StopIteration, json.JSONDecodeError):  # cut at the window's end, or bad JSON:
+            pass  # the careful path refills, or explains
+        window.pos = pos
+        yield window.value()
+        if window.expect(",]", "between trace events") == "]":
+            return
+
+
+# ----------------------------------------------------------------------------------------------
+# Argument values
+
+#: Kineto's ``Input type`` of a tensor is the C++ type name of its dtype (caffe2 TypeMeta, compiler
+#: spelling: GCC's "long int", MSVC's "__int64") -> torch's dtype name.
+_DTYPES = {
+    "float": "float32",
+    "double": "float64",
+    "c10::Half": "float16",
+    "c10::BFloat16": "bfloat16",
+    "long int": "int64",
+    "long": "int64",
+    "long long": "int64",
+    "__int64": "int64",
+    "int64_t": "int64",
+    "int": "int32",
+    "short int": "int16",
+    "short": "int16",
+    "signed char": "int8",
+    "unsigned char": "uint8",
+    "short unsigned int": "uint16",
+    "unsigned short": "uint16",
+    "unsigned int": "uint32",
+    "long unsigned int": "uint64",
+    "unsigned long": "uint64",
+    "unsigned __int64": "uint64",
+    "bool": "bool",
+    "c10::complex<c10::Half>": "complex32",
+    "c10::complex<float>": "complex64",
+    "c10::complex<double>": "complex128",
+    "c10::Float8_e4m3fn": "float8_e4m3fn",
+    "c10::Float8_e5m2": "float8_e5m2",
+    "c10::Float8_e4m3fnuz": "float8_e4m3fnuz",
+    "c10::Float8_e5m2fnuz": "float8_e5m2fnuz",
+    "c10::Float8_e8m0fnu": "float8_e8m0fnu",
+    "c10::Float4_e2m1fn_x2": "float4_e2m1fn_x2",
+    "c10::qint8": "qint8",
+    "c10::quint8": "quint8",
+    "c10::qint32": "qint32",
+    "c10::quint4x2": "quint4x2",
+    "c10::quint2x4": "quint2x4",
+}
+
+#: c10::ScalarType names, as ``record_param_comms`` writes its ``dtype``.
+_SCALAR_TYPES = {
+    "Float": "float32",
+    "Double": "float64",
+    "Half": "float16",
+    "BFloat16": "bfloat16",
+    "Long": "int64",
+    "Int": "int32",
+    "Short": "int16",
+    "Char": "int8",
+    "Byte": "uint8",
+    "Bool": "bool",
+    "ComplexFloat": "complex64",
+    "ComplexDouble": "complex128",
+    "Float8_e4m3fn": "float8_e4m3fn",
+    "Float8_e5m2": "float8_e5m2",
+}
+
+
+def canonical_dtype(kineto_type: str) -> str | None:
+    """Torch's dtype name for a Kineto ``Input type`` (``"c10::BFloat16"`` -> ``"bfloat16"``)."""
+    return _DTYPES.get(kineto_type) or _SCALAR_TYPES.get(kineto_type)
+
+
+_INT = re.compile(r"-?\d+\Z")
+_LIST_TOKEN = re.compile(r"\[|\]|,|[^\[\],]+")
+
+
+def _atom(text: str):
+    if _INT.match(text):
+        return int(text)
+    if text in ("True", "False"):
+        return text == "True"
+    if text == "None":
+        return None
+    try:
+        return float(text)  # "0.", "1e-05", "inf"
+    except ValueError:
+        return text
+
+
+def parse_concrete(text: str):
+    """One ``Concrete Inputs`` entry -> a Python value: ``"4"`` -> 4, ``"False"`` -> False,
+    ``"[2, 2]"`` -> (2, 2), nested lists -> nested tuples; anything else stays a string."""
+    text = text.strip()
+    if not text.startswith("["):
+        return _atom(text)
+    stack: list[list] = [[]]
+    for token in _LIST_TOKEN.findall(text):
+        token = token.strip()
+        if token == "[":
+            stack.append([])
+        elif token == "]":
+            if len(stack) < 2:
+                return text
+            done = tuple(stack.pop())
+            stack[-1].append(done)
+        elif token and token != ",":
+            stack[-1].append(_atom(token))
+    return stack[0][0] if len(stack) == 1 and len(stack[0]) == 1 else text
+
+
+class _ArgParser:
+    """Turns an op's recorded argument lists into ``OpRecord.inputs``; memoises concrete values."""
+
+    def __init__(self):
+        self._concrete: dict = {}
+
+    def concrete(self, text: str):
+        value = self._concrete.get(text, self)
+        if value is self:
+            value = self._concrete[text] = parse_concrete(text)
+        return value
+
+    def inputs(self, args: dict) -> tuple:
+        dims = args["Input Dims"]
+        types = args.get("Input type") or ()
+        strides = args.get("Input Strides") or ()
+        concrete = args.get("Concrete Inputs") or ()
+        out = []
+        for i, shape in enumerate(dims):
+            kind = types[i] if i < len(types) else ""
+            stride = strides[i] if i < len(strides) else None
+            dtype = _DTYPES.get(kind)
+            if dtype is not None:
+                out.append(TensorMeta(tuple(shape), dtype, None if stride is None else tuple(stride)))
+            elif kind == "":  # an optional argument that was None; or a trace without Input type
+                out.append(TensorMeta(tuple(shape), None, None if stride is None else tuple(stride)) if shape else None)
+            elif kind == "TensorList" or (shape and isinstance(shape[0], list)):
+                dtype = None if kind == "TensorList" else kind
+                stride = stride or ()
+                out.append(
+                    tuple(
+                        TensorMeta(tuple(s), dtype, tuple(stride[j]) if j < len(stride) else None)
+                        for j, s in enumerate(shape)
+                    )
+                )
+            elif kind[0].isupper():  # Scalar, ScalarList, GenericList; 2021: Int, Bool, Double
+                text = concrete[i] if i < len(concrete) else ""
+                out.append(self.concrete(text) if text else Unknown(kind))
+            else:  # a dtype this table does not know yet: still a tensor
+                out.append(TensorMeta(tuple(shape), kind, None if stride is None else tuple(stride)))
+        return tuple(out)
+
+
+#: ``record_param_comms`` args -> ``OpRecord.kwargs`` names.
+_COLLECTIVE_ARGS = {
+    "Collective name": "collective",
+    "dtype": "dtype",
+    "In msg nelems": "in_msg_nelems",
+    "Out msg nelems": "out_msg_nelems",
+    "In split size": "in_split_size",
+    "Out split size": "out_split_size",
+    "Group size": "group_size",
+    "Process Group Name": "pg_name",
+    "Process Group Description": "pg_desc",
+    "Process Group Ranks": "group_ranks",
+    "Global rank start": "global_rank_start",
+    "Global rank stride": "global_rank_stride",
+}
+
+
+def _collective_kwargs(args: dict) -> tuple:
+    out = []
+    for key, name in _COLLECTIVE_ARGS.items():
+        if key in args:
+            value = args[key]
+            if name == "dtype":
+                value = canonical_dtype(value) or value
+            elif isinstance(value, str) and value.startswith("["):
+                value = parse_concrete(value)
+            out.append((name, value))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# Python frames
+
+_FRAME = re.compile(r"(.*)\((\d+)\): ")
+_INTERNAL_FILE = re.compile(r"(?:^|[/\\])(?:torch|pyprof_live)[/\\]|(?:^|[/\\])(?:contextlib|threading)\.py$")
+_MODULE_PREFIX = "nn.Module: "
+
+
+def _frame_of(name: str) -> tuple[str, str]:
+    """A python_function name -> ("module", "Linear_0") | ("frame", "train.py:52") | ("", "")
+    for frames of torch, pyprof_live, contextlib/threading plumbing and built-ins (as live capture)."""
+    if name.startswith(_MODULE_PREFIX):
+        return "module", name[len(_MODULE_PREFIX) :]
+    match = _FRAME.match(name)
+    if match is None:
+        return "", ""
+    path = match.group(1)
+    if path.startswith("<") or _INTERNAL_FILE.search(path):
+        return "", ""
+    return "frame", f"{os.path.basename(path)}:{match.group(2)}"
+
+
+class _PythonStacks:
+    """``python_function`` events -> (callsite, module) of the Python frame an op runs in."""
+
+    def __init__(self):
+        self.events: list = []  # (pid, tid, start, end, python id, parent id, name)
+        self._links: dict = {}  # (pid, python id) -> (parent id, name)
+        self._frames: dict = {}  # name -> _frame_of(name)
+        self._context: dict = {}  # (pid, python id) -> (callsite, module)
+
+    def annotate(self, ops: list) -> None:
+        """Give each op without a call site / module those of its innermost enclosing Python frame."""
+        if not self.events:
+            return
+        by_thread = defaultdict(list)
+        for event in self.events:
+            by_thread[(event[0], event[1])].append(event)
+        ops_by_thread = defaultdict(list)
+        for op in ops:
+            if (op.pid, op.tid) in by_thread:
+                ops_by_thread[(op.pid, op.tid)].append(op)
+        self._links = {(e[0], e[4]): (e[5], e[6]) for e in self.events}
+        for key, thread_ops in ops_by_thread.items():
+            events = by_thread[key]
+            events.sort(key=lambda e: (e[2], -e[3]))
+            thread_ops.sort(key=lambda op: op.start)
+            self._sweep(key[0], events, thread_ops)
+
+    def _sweep(self, pid: int, events: list, ops: list) -> None:
+        open_events: list = []
+        k = 0
+        for op in ops:
+            t = op.start
+            while k < len(events) and events[k][2] <= t:
+                event = events[k]
+                while open_events and open_events[-1][3] < event[2]:
+                    open_events.pop()
+                open_events.append(event)
+                k += 1
+            while open_events and open_events[-1][3] < t:
+                open_events.pop()
+            for event in reversed(open_events):
+                if event[3] >= t:
+                    callsite, module = self._context_of(pid, event[4])
+                    if not op.callsite:
+                        op.callsite = callsite
+                    if not op.module:
+                        op.module = module
+                    break
+
+    def _context_of(self, pid: int, python_id) -> tuple:
+        """Memoised walk up the Python parent chain; iterative, as stacks can be deep."""
+        context = self._context
+        chain = []
+        key = (pid, python_id)
+        while key not in context and key in self._links:
+            chain.append(key)
+            key = (pid, self._links[key][0])
+        callsite, module = context.get(key, ((), ""))
+        for key in reversed(chain):
+            name = self._links[key][1]
+            frame = self._frames.get(name)
+            if frame is None:
+                frame = self._frames[name] = _frame_of(name)
+            kind, text = frame
+            if kind == "frame":
+                callsite = (text,) + callsite[: CALLSITE_DEPTH - 1]
+            elif kind == "module":
+                module = f"{module}.{text}" if module else text
+            context[key] = (callsite, module)
+        return callsite, module
+
+
+def _call_stack(text: str, cache: dict) -> tuple:
+    """The 2021 ``Call stack`` arg ("file.py(52): fn;outer.py(9): main", innermost first) -> callsite."""
+    callsite = cache.get(text)
+    if callsite is None:
+        frames = []
+        for name in text.split(";"):
+            kind, frame = _frame_of(name)
+            if kind == "frame":
+                frames.append(frame)
+                if len(frames) == CALLSITE_DEPTH:
+                    break
+        callsite = cache[text] = tuple(frames)
+    return callsite
+
+
+# ----------------------------------------------------------------------------------------------
+# Building records
+
+_EVALUATE_FUNCTION = "autograd::engine::evaluate_function: "
+_RANGE_PREFIXES = ("ProfilerStep#", "Optimizer.step#", "Optimizer.zero_grad#", "enumerate(DataLoader)#")
+_NUMBER = re.compile(r"-?\d+")
+_PROFILER_FLAGS = ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules")
+_DEVICE_TYPES = {0: "cpu", 1: "cuda"}
+
+
+def _number(text: str) -> int:
+    """A pid/tid written as text: "25738" or "stream 7" (2021 dialect)."""
+    match = _NUMBER.search(text)
+    return int(match.group()) if match else 0
+
+
+def _ns(us) -> int:
+    """Kineto µs (int, or float with 3 decimals) -> exact integer ns. ``round(us * 1000)`` is off
+    by 1 ns for some values above 2**42 µs (the product rounds again), which can put a child's end
+    1 ns past its parent's; the fractional part alone converts exactly."""
+    if us.__class__ is int:
+        return us * 1000
+    whole = int(us)
+    return whole * 1000 + round((us - whole) * 1000)
+
+
+def _times(event: dict) -> tuple[int, int]:
+    start = _ns(event["ts"])
+    return start, start + _ns(event.get("dur", 0))
+
+
+def _host_ids(event: dict) -> tuple[int, int]:
+    pid = event["pid"]
+    tid = event["tid"]
+    if pid.__class__ is str:
+        pid = _number(pid)
+    if tid.__class__ is str:
+        tid = _number(tid)
+    return pid, tid
+
+
+class _Builder:
+    """Collects records event by event; :meth:`finish` folds, annotates and returns the Profile."""
+
+    def __init__(self):
+        self.ops: list = []
+        self.apis: list = []
+        self.kernels: list = []
+        self.memops: list = []
+        self.ranges: list = []
+        self.python = _PythonStacks()
+        self._args = _ArgParser()
+        self._call_stacks: dict = {}
+        self._wrappers = defaultdict(list)  # (pid, tid, node name) -> op indices of evaluate_function ranges
+        self._node_ops: list = []  # op indices of node-apply ops (Fwd thread id > 0, AccumulateGrad)
+        self.external_is_correlation = 0
+        self.memory_events = 0
+        self.memory_peak: dict = {}
+        self.counts = defaultdict(int)  # categories kept only as counts
+        self.handlers = {
+            "cpu_op": self.cpu_op,
+            "Operator": self.cpu_op,
+            "user_annotation": self.user_annotation,
+            "cuda_runtime": self.runtime,
+            "Runtime": self.runtime,
+            "cuda_driver": self.driver,
+            "kernel": self.kernel,
+            "Kernel": self.kernel,
+            "gpu_memcpy": self.memcpy,
+            "Memcpy": self.memcpy,
+            "gpu_memset": self.memset,
+            "Memset": self.memset,
+            "python_function": self.python_function,
+            "cpu_instant_event": self.instant,
+            "cuda_sync": self.count,
+            "cuda_profiler_range": self.count,
+        }
+
+    # -- one method per category -------------------------------------------------------------
+
+    def cpu_op(self, event: dict) -> None:
+        name = event["name"]
+        start, end = _times(event)
+        pid, tid = _host_ids(event)
+        if name.startswith(_RANGE_PREFIXES):
+            self.ranges.append(RangeRecord(name, start, end, tid, pid, "record_function"))
+            return
+        args = event.get("args") or {}
+        seq = args.get("Sequence number", NO_LINK)
+        op = OpRecord(name, start, end, tid, pid, external_id=args.get("External id", NO_LINK))
+        if "Input Dims" in args:
+            op.inputs = self._args.inputs(args)
+        if name.startswith(_EVALUATE_FUNCTION):
+            op.name = op.node = name[len(_EVALUATE_FUNCTION) :]
+            op.kind, op.dir, op.altseq = "node", "bwd", seq
+            self._wrappers[(pid, tid, op.name)].append(len(self.ops))
+        elif args.get("Fwd thread id", 0) > 0 or name.endswith("AccumulateGrad"):
+            op.node = name
+            op.kind, op.dir, op.altseq = "node", "bwd", seq
+            self._node_ops.append(len(self.ops))
+        else:
+            op.seq = seq
+        stack = args.get("Call stack")
+        if stack:
+            op.callsite = _call_stack(stack, self._call_stacks)
+        if name == "record_param_comms":
+            op.kwargs = _collective_kwargs(args)
+        self.ops.append(op)
+
+    def user_annotation(self, event: dict) -> None:
+        start, end = _times(event)
+        pid, tid = _host_ids(event)
+        self.ranges.append(RangeRecord(event["name"], start, end, tid, pid, "record_function"))
+
+    def runtime(self, event: dict) -> None:
+        name = event["name"]
+        driver = name.startswith("cu") and not name.startswith("cuda")  # 2021 'Runtime' holds both
+        self._api(event, "driver" if driver else "runtime")
+
+    def driver(self, event: dict) -> None:
+        self._api(event, "driver")
+
+    def _api(self, event: dict, kind: str) -> None:
+        args = event["args"]
+        start, end = _times(event)
+        pid, tid = _host_ids(event)
+        correlation = args.get("correlation", NO_LINK)
+        external = args.get("External id")
+        if external is None:
+            external = args.get("external id", NO_LINK)
+        if external == correlation and external != NO_LINK:
+            external = NO_LINK
+            self.external_is_correlation += 1
+        self.apis.append(ApiRecord(event["name"], start, end, correlation, tid, pid, kind, external))
+
+    def kernel(self, event: dict) -> None:
+        args = event["args"]
+        start, end = _times(event)
+        self.kernels.append(
+            KernelRecord(
+                event["name"],
+                start,
+                end,
+                device=args.get("device", 0),
+                stream=args.get("stream", 0),
+                correlation=args.get("correlation", NO_LINK),
+                context=args.get("context", 0),
+                grid=tuple(args.get("grid", (0, 0, 0))),
+                block=tuple(args.get("block", (0, 0, 0))),
+                registers=args.get("registers per thread", 0),
+                shared_static=args.get("shared memory", 0),  # Kineto writes static + dynamic summed
+            )
+        )
+
+    def memcpy(self, event: dict) -> None:
+        words = event["name"].split()  # "Memcpy HtoD (Pageable -> Device)"
+        self._memop(event, "memcpy", words[1] if len(words) > 1 else "")
+
+    def memset(self, event: dict) -> None:
+        self._memop(event, "memset", "")
+
+    def _memop(self, event: dict, kind: str, copy_kind: str) -> None:
+        args = event["args"]
+        start, end = _times(event)
+        device = args.get("device", args.get("inDevice", 0))  # peer copies write in/from/toDevice
+        self.memops.append(
+            MemoryRecord(
+                kind,
+                start,
+                end,
+                args.get("bytes", 0),
+                copy_kind,
+                device,
+                args.get("stream", 0),
+                args.get("correlation", NO_LINK),
+            )
+        )
+
+    def python_function(self, event: dict) -> None:
+        args = event["args"]
+        start, end = _times(event)
+        pid, tid = _host_ids(event)
+        self.python.events.append(
+            (pid, tid, start, end, args.get("Python id"), args.get("Python parent id"), event["name"])
+        )
+
+    def instant(self, event: dict) -> None:
+        if event.get("name") == "[memory]":
+            self.memory(event)
+
+    def memory(self, event: dict) -> None:
+        self.memory_events += 1
+        args = event.get("args") or {}
+        allocated = args.get("Total Allocated")
+        if allocated is not None:
+            kind = args.get("Device Type", 0)
+            device = _DEVICE_TYPES.get(kind, f"device_type{kind}")
+            if device != "cpu":
+                device = f"{device}:{args.get('Device Id', 0)}"
+            if allocated > self.memory_peak.get(device, -1):
+                self.memory_peak[device] = allocated
+
+    def count(self, event: dict) -> None:
+        self.counts[event["cat"]] += 1
+
+    # -- after the last event ------------------------------------------------------------------
+
+    def finish(self, path, header: dict) -> Profile:
+        self._fold_node_applies()
+        self.python.annotate(self.ops)
+        self._give_device_work_host_pids()
+        self.ops.sort(key=lambda r: (r.start, -r.end))
+        for records in (self.apis, self.kernels, self.memops, self.ranges):
+            records.sort(key=lambda r: r.start)
+        if not (self.ops or self.kernels or self.apis or self.memops or self.ranges):
+            raise ProfileFormatError(path, "trace has no PyTorch profiler events (cpu_op, kernel, cuda_runtime...)")
+        return Profile(
+            ops=self.ops,
+            apis=self.apis,
+            kernels=self.kernels,
+            memops=self.memops,
+            ranges=self.ranges,
+            devices=_devices(header.get("deviceProperties") or ()),
+            meta=self._meta(path, header),
+        )
+
+    def _fold_node_applies(self) -> None:
+        """Fold the ``AddmmBackward0`` op nested in its ``evaluate_function: AddmmBackward0`` range
+        into that range's node record; API calls that named the folded op name the node."""
+        wrappers = {key: sorted((self.ops[i].start, i) for i in found) for key, found in self._wrappers.items()}
+        folded = set()
+        alias = {}
+        for i in self._node_ops:
+            op = self.ops[i]
+            candidates = wrappers.get((op.pid, op.tid, op.name))
+            if not candidates:
+                continue  # 2021 dialect: no wrapper, this op is the node
+            pos = bisect_right(candidates, (op.start, len(self.ops))) - 1
+            if pos < 0 or self.ops[candidates[pos][1]].end < op.end:
+                continue
+            node = self.ops[candidates[pos][1]]
+            node.inputs = node.inputs or op.inputs
+            if node.altseq == NO_LINK:
+                node.altseq = op.altseq
+            if op.external_id != NO_LINK:
+                alias[(op.pid, op.external_id)] = node.external_id
+            folded.add(i)
+        if folded:
+            self.ops = [op for i, op in enumerate(self.ops) if i not in folded]
+        if alias:
+            for api in self.apis:
+                api.external_id = alias.get((api.pid, api.external_id), api.external_id)
+
+    def _give_device_work_host_pids(self) -> None:
+        """GPU events carry pid = device; the launching process is the API call's (same correlation).
+        Work whose call is not in the trace gets the trace's only host process, if there is one."""
+        host_pid = {api.correlation: api.pid for api in self.apis}
+        pids = set(host_pid.values()) or {op.pid for op in self.ops}
+        fallback = next(iter(pids)) if len(pids) == 1 else 0
+        self.unlaunched = 0
+        for item in self.kernels + self.memops:
+            pid = host_pid.get(item.correlation)
+            if pid is None:
+                pid = fallback
+                self.unlaunched += 1
+            item.pid = pid
+
+    def _meta(self, path, header: dict) -> dict:
+        meta = {"source": "kineto", "path": str(path), "schemaVersion": header.get("schemaVersion")}
+        versions = {k: v for k, v in header.items() if k.endswith("_version") and not isinstance(v, (dict, list))}
+        if versions:
+            meta["versions"] = versions
+        flags = {k: header[k] for k in _PROFILER_FLAGS if k in header}
+        if flags:
+            meta["profiler_flags"] = flags
+        if "baseTimeNanoseconds" in header:
+            meta["base_time_ns"] = header["baseTimeNanoseconds"]
+        if "traceName" in header:
+            meta["trace_name"] = header["traceName"]
+        if isinstance(header.get("distributedInfo"), dict):
+            meta["distributed"] = header["distributedInfo"]
+        if self.memory_events:
+            meta["memory_events"] = self.memory_events
+            if self.memory_peak:
+                meta["memory_peak_allocated"] = self.memory_peak
+        for category, count in self.counts.items():
+            meta[f"{category}_events"] = count
+        warnings = []
+        if self.external_is_correlation:
+            warnings.append(
+                f"{self.external_is_correlation} of {len(self.apis)} CUDA API events carry External id == "
+                "correlation: linked to ops by time containment on the launching thread"
+            )
+        if self.unlaunched:
+            warnings.append(
+                f"{self.unlaunched} kernels/memops have no runtime or driver event with their correlation id"
+            )
+        if self.counts.get("cuda_profiler_range"):
+            warnings.append("cuda_profiler_range events (CUPTI range profiler replays) are counted, not kept as kernels")
+        if warnings:
+            meta["warnings"] = warnings
+        return meta
+
+
+def _devices(properties) -> list:
+    devices = []
+    for i, prop in enumerate(properties):
+        if not isinstance(prop, dict):
+            continue
+        extra = {
+            k: v
+            for k, v in prop.items()
+            if k not in ("id", "name", "computeMajor", "computeMinor", "numSms", "totalGlobalMem")
+        }
+        capability = (prop["computeMajor"], prop["computeMinor"]) if "computeMajor" in prop else ()
+        devices.append(
+            DeviceInfo(
+                id=prop.get("id", i),
+                name=prop.get("name", ""),
+                compute_capability=capability,
+                sm_count=prop.get("numSms", 0),
+                memory_bytes=prop.get("totalGlobalMem", 0),
+                extra=extra,
+            )
+        )
+    return devices
+
+
+def load_kineto(path, progress: Progress | None = None) -> Profile:
+    """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
+
+    ``progress(fraction, stage)`` is called once per chunk read (as for :func:`load_nsys`). Raises
+    :class:`ProfileFormatError` naming the file for anything that is not a readable Kineto trace.
+    """
+    builder = _Builder()
+    handlers = builder.handlers
+    memory = builder.memory
+    header: dict = {}
+    event = None
+    # The records hold no reference cycles; without this, the collector re-walks the growing heap
+    # of new records again and again (a third of the load time on a 130k-event trace).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for event in read_trace_events(path, header, progress):
+            handler = handlers.get(event.get("cat"))
+            if handler is not None:
+                handler(event)
+            elif event.get("name") == "[memory]":  # 2021 dialect: no category
+                memory(event)
+        return builder.finish(path, header)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        what = f"{event.get('cat')!r} event" if isinstance(event, dict) else f"entry {event!r:.40}"
+        raise ProfileFormatError(path, f"malformed {what} in traceEvents ({type(exc).__name__}: {exc})") from None
+    finally:
+        if collecting:
+            gc.enable()
