@@ -42,12 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress(done: int, total: int) -> None:
+def _progress(fraction: float, stage: str) -> None:
     """A one-line progress bar on stderr, for long imports in a terminal."""
-    filled = int(30 * done / total) if total else 30
-    sys.stderr.write(f"\rreading [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
-    if done >= total:
-        sys.stderr.write("\n")
+    filled = int(30 * min(max(fraction, 0.0), 1.0))
+    sys.stderr.write(f"\rreading [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%} {stage:<24}")
     sys.stderr.flush()
 
 
@@ -58,6 +56,8 @@ def main(argv=None) -> int:
 
     try:
         profile = load(args.file, progress=_progress if sys.stderr.isatty() else None)
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + " " * 70 + "\r")
         if args.view != "table":
             view = {
                 "ops": lambda: profile.ops(), "ops+shape": lambda: profile.ops(by="op+shape"),

@@ -13,6 +13,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 import tempfile
 import zlib
 from pathlib import Path
@@ -77,9 +78,12 @@ def save(profile, path) -> None:
         raise
 
 
+_FORMAT_KEY = re.compile(rb'"format"\s*:\s*"' + re.escape(FORMAT_NAME.encode()) + rb'"')
+
+
 def is_saved_profile(head: bytes) -> bool:
     """Does this decompressed start of a file look like a saved profile?"""
-    return b'"format":"' + FORMAT_NAME.encode() + b'"' in head[:200]
+    return _FORMAT_KEY.search(head[:400]) is not None
 
 
 def load_saved(path):

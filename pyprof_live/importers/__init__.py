@@ -15,7 +15,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 def load(path, progress=None):
     """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
 
-    ``progress(done, total)`` is called as a long import advances (the CLI draws a bar with it).
+    ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
     """
     path = Path(path)
     try:
