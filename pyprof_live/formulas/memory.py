@@ -1,0 +1,206 @@
+"""Ops that move or create data without arithmetic: copies, dtype conversions, fills, factories,
+random number generation, dropout.
+
+Copies and fills are 0 flops; their bytes are what they read and write. Random generators count
+the floating-point work that turns raw random bits into the distribution (uniform: scale and
+shift = 2 flops; normal: Box-Muller, log + sqrt + sin/cos = 3 transcendentals + 4); the integer
+bit generation itself is not floating-point work.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from ..records import TensorMeta
+from .opargs import OpArgs
+from .pointwise import TRANSCENDENTAL, elementwise
+from .registry import builtin
+from .work import NO_WORK, FormulaInputError, Work, check_shape, numel
+
+_UNIFORM = 2
+_NORMAL = 3 * TRANSCENDENTAL + 4
+
+
+@builtin("aten::copy_")
+def _copy(a: OpArgs) -> Work:
+    # copy_(self, src): reads src (broadcast to self), writes self. Host<->device copies too.
+    return Work(0, (a.tensor(1, "src"),), (a.tensor(0, "self"),))
+
+
+@builtin("aten::_copy_from", "aten::_copy_from_and_resize")
+def _copy_from(a: OpArgs) -> Work:
+    return Work(0, (a.tensor(0, "self"),), (a.tensor(1, "dst"),))
+
+
+@builtin("aten::clone", "aten::lift_fresh_copy", "aten::detach_copy", "aten::alias_copy", "aten::view_copy",
+         "aten::permute_copy", "aten::transpose_copy", "aten::t_copy", "aten::squeeze_copy", "aten::unsqueeze_copy",
+         "aten::_reshape_copy")
+def _clone(a: OpArgs) -> Work:
+    # A full copy: the output has the input's elements (in another shape or layout).
+    x = a.tensor(0, "self")
+    out = a.output(0) or TensorMeta(x.shape, x.dtype)
+    return Work(0, (x,), (out,))
+
+
+@builtin("aten::_to_copy")
+def _to_copy(a: OpArgs) -> Work:
+    # _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    x = a.tensor(0, "self")
+    out = a.output(0) or TensorMeta(x.shape, a.dtype(1, "dtype") or x.dtype)
+    return Work(0, (x,), (out,))
+
+
+@builtin("aten::fill_", "aten::zero_")
+def _fill(a: OpArgs) -> Work:
+    # Writes every element of self; fill_.Tensor also reads its 0-dim value.
+    value = a.tensor_or_value(1, "value", None)
+    reads = (value,) if isinstance(value, TensorMeta) else ()
+    return Work(0, reads, (a.tensor(0, "self"),))
+
+
+@builtin("aten::zeros", "aten::ones", "aten::full", "aten::scalar_tensor", "aten::new_zeros", "aten::new_ones",
+         "aten::new_full", "aten::zeros_like", "aten::ones_like", "aten::full_like")
+def _factory(a: OpArgs) -> Work:
+    # Writes its output once. Shape: recorded output, else `size` (new_*: after self), else self's (*_like).
+    return Work(0, (), (_created(a, _FACTORY_SIZE.get(a.name)),))
+
+
+# Position of the `size` argument; *_like ops take self's shape instead.
+_FACTORY_SIZE = {"aten::zeros": 0, "aten::ones": 0, "aten::full": 0, "aten::new_zeros": 1, "aten::new_ones": 1,
+                 "aten::new_full": 1}
+# Position of the `dtype` argument, for when the output was not recorded.
+_FACTORY_DTYPE = {"aten::zeros": 1, "aten::ones": 1, "aten::full": 2, "aten::new_zeros": 2, "aten::new_ones": 2,
+                  "aten::new_full": 3, "aten::zeros_like": 1, "aten::ones_like": 1, "aten::full_like": 2,
+                  "aten::rand": 1, "aten::randn": 1, "aten::rand_like": 1, "aten::randn_like": 1}
+
+
+def _created(a: OpArgs, size_index: int | None) -> TensorMeta:
+    """The tensor a factory op creates (dtype float32 unless given: torch's default dtype)."""
+    out = a.output(0)
+    if out is not None:
+        return out
+    if a.name == "aten::scalar_tensor":
+        return TensorMeta((), a.dtype(1, "dtype") or "float32")
+    dtype = a.dtype(_FACTORY_DTYPE[a.name], "dtype") if a.name in _FACTORY_DTYPE else None
+    if size_index is None:
+        like = a.tensor(0, "self")
+        return TensorMeta(like.shape, dtype or like.dtype)
+    shape = check_shape(a.ints(size_index, "size"), "size")
+    if size_index == 1:  # new_*: dtype defaults to self's
+        dtype = dtype or a.tensor(0, "self").dtype
+    return TensorMeta(shape, dtype or "float32")
+
+
+@builtin("aten::arange", "aten::linspace", "aten::logspace")
+def _range(a: OpArgs) -> Work:
+    # Each element is start + i * step: 2 flops (logspace adds a pow: + TRANSCENDENTAL).
+    out = a.output(0) or _range_output(a)
+    per_element = 2 + (TRANSCENDENTAL if a.name == "aten::logspace" else 0)
+    return Work(per_element * numel(out.shape), (), (out,))
+
+
+# arange overloads by the leading numbers they take; the rest are dtype, layout, device, pin_memory.
+_ARANGE_NUMBERS = {"default": ("end",), "start": ("start", "end"), "start_step": ("start", "end", "step")}
+_ARANGE_BY_COUNT = {len(names): names for names in _ARANGE_NUMBERS.values()}
+_ARANGE_TRAILING = 4
+
+
+def _range_output(a: OpArgs) -> TensorMeta:
+    """arange(end) / arange(start, end[, step]) / linspace(start, end, steps, ...) from their values."""
+    if a.name != "aten::arange":
+        return TensorMeta((a.int(2, "steps"),), a.dtype(3 if a.name == "aten::linspace" else 4, "dtype") or "float32")
+    names = _ARANGE_NUMBERS.get(a.op.overload) or _ARANGE_BY_COUNT.get(len(a.op.inputs) - _ARANGE_TRAILING)
+    if names is None:
+        raise FormulaInputError(f"cannot tell arange's overload from {len(a.op.inputs)} arguments")
+    count = len(names)
+    raw = [a.value(i, name) for i, name in enumerate(names)]
+    numbers = [float(v) for v in raw]
+    start, end, step = [(0.0, numbers[0], 1.0), (*numbers, 1.0), tuple(numbers)][count - 1]
+    if step == 0:
+        raise FormulaInputError("arange step is 0")
+    integral = all(isinstance(v, int) or (isinstance(v, str) and v.strip().lstrip("-").isdigit()) for v in raw)
+    dtype = a.dtype(count, "dtype") or ("int64" if integral else "float32")
+    return TensorMeta((max(ceil((end - start) / step), 0),), dtype)
+
+
+@builtin("aten::uniform_", "aten::normal_", "aten::random_", "aten::exponential_", "aten::bernoulli_",
+         "aten::log_normal_", "aten::cauchy_", "aten::geometric_")
+def _random_fill(a: OpArgs) -> Work:
+    # Overwrites self with random values; bernoulli_.Tensor also reads its probability tensor.
+    x = a.tensor(0, "self")
+    p = a.tensor_or_value(1, "p", None) if a.name == "aten::bernoulli_" else None
+    reads = (p,) if isinstance(p, TensorMeta) else ()
+    return Work(_RANDOM_FLOPS[a.name] * numel(x.shape), reads, (x,))
+
+
+_RANDOM_FLOPS = {"aten::uniform_": _UNIFORM, "aten::normal_": _NORMAL, "aten::random_": 0,
+                 "aten::exponential_": TRANSCENDENTAL + _UNIFORM, "aten::bernoulli_": _UNIFORM + 1,
+                 "aten::log_normal_": _NORMAL + TRANSCENDENTAL, "aten::cauchy_": TRANSCENDENTAL + _UNIFORM + 2,
+                 "aten::geometric_": 2 * TRANSCENDENTAL + 2}
+
+
+@builtin("aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like", "aten::randint", "aten::randint_like")
+def _random_create(a: OpArgs) -> Work:
+    out = a.output(0) or _random_output(a)
+    per_element = _NORMAL if a.name.startswith("aten::randn") else 0 if "randint" in a.name else _UNIFORM
+    return Work(per_element * numel(out.shape), (), (out,))
+
+
+def _random_output(a: OpArgs) -> TensorMeta:
+    if a.name.endswith("_like"):
+        like = a.tensor(0, "self")
+        return TensorMeta(like.shape, like.dtype)
+    if a.name == "aten::randint":  # randint(high, size) / randint(low, high, size): size is the int list
+        for index in (1, 2):
+            value = a.value(index, "size", None)
+            if isinstance(value, (tuple, list, str)):
+                return TensorMeta(check_shape(a.ints(index, "size"), "size"), "int64")
+        raise FormulaInputError("inputs lack size")
+    return TensorMeta(check_shape(a.ints(0, "size"), "size"), a.dtype(1, "dtype") or "float32")
+
+
+@builtin("aten::randperm")
+def _randperm(a: OpArgs) -> Work:
+    # A shuffle of n int64 indices: integer work only.
+    return Work(0, (), (a.output(0) or TensorMeta((a.int(0, "n"),), "int64"),))
+
+
+@builtin("aten::bernoulli")
+def _bernoulli(a: OpArgs) -> Work:
+    # bernoulli(self): draws with probabilities self -> uniform + compare per element.
+    return elementwise(a, _UNIFORM + 1, ((0, "self"),))
+
+
+@builtin("aten::native_dropout")
+def _native_dropout(a: OpArgs) -> Work:
+    # Training: uniform draw + compare -> bool mask, then x * mask * 1/(1-p): 5 flops per element.
+    # Eval (train False): a plain copy, no mask.
+    x = a.tensor(0, "input")
+    train = a.value(2, "train", None)
+    out = a.output(0) or TensorMeta(x.shape, x.dtype)
+    if train is False or train == "False":
+        return Work(0, (x,), (out,))
+    mask = a.output(1) or TensorMeta(x.shape, "bool")
+    return Work((_UNIFORM + 3) * numel(x.shape), (x,), (out, mask))
+
+
+@builtin("aten::dropout", "aten::feature_dropout", "aten::alpha_dropout")
+def _dropout(a: OpArgs) -> Work:
+    # Composite: identity (no work, no copy) unless training with p > 0; then native_dropout's cost.
+    x = a.tensor(0, "input")
+    if a.float(1, "p") == 0 or not a.bool(2, "train"):
+        return NO_WORK
+    return Work((_UNIFORM + 3) * numel(x.shape), (x,), (TensorMeta(x.shape, x.dtype), TensorMeta(x.shape, "bool")))
+
+
+@builtin("aten::native_dropout_backward")
+def _native_dropout_backward(a: OpArgs) -> Work:
+    # grad * mask * scale: 2 per element.
+    return elementwise(a, 2, ((0, "grad_output"), (1, "mask")))
+
+
+@builtin("aten::_local_scalar_dense")
+def _item(a: OpArgs) -> Work:
+    # tensor.item(): reads one element (a device-to-host copy on GPU).
+    x = a.tensor(0, "self")
+    return Work(0, (TensorMeta((1,) if numel(x.shape) else (0,), x.dtype),), ())

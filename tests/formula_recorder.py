@@ -1,0 +1,80 @@
+"""Real, schema-ordered OpRecords for formula tests, from a tiny TorchDispatchMode of our own.
+
+Formula tests must not hand-type argument layouts they could get wrong; running the real torch op
+and recording what the dispatcher saw gives the exact schema order with every default filled in
+(as Kineto records them) and strides, the real output shapes and dtypes. Live capture records
+only the arguments passed (no defaults, no strides); tests that need that form use it directly.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from pyprof_live.records import OpRecord, TensorMeta
+
+# Metadata queries the dispatcher routes through a mode; they are not ops a profile shows.
+_METADATA_OPS = {"aten::sym_size", "aten::sym_stride", "aten::sym_numel", "aten::sym_storage_offset",
+                 "aten::is_contiguous", "aten::size", "aten::stride", "aten::dim", "prim::layout",
+                 "prim::device", "aten::numel", "aten::storage_offset", "aten::is_non_overlapping_and_dense",
+                 "aten::is_strides_like_format", "aten::sym_is_contiguous"}
+
+
+def to_arg(value):
+    """A torch argument as records keep it: TensorMeta, tuple of args, or a plain value."""
+    if isinstance(value, torch.Tensor):
+        return TensorMeta(tuple(value.shape), str(value.dtype).removeprefix("torch."), tuple(value.stride()))
+    if isinstance(value, (list, tuple)):
+        return tuple(to_arg(v) for v in value)
+    if isinstance(value, torch.dtype):
+        return str(value).removeprefix("torch.")
+    if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
+        return str(value)
+    return value
+
+
+def op_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
+    """The OpRecord of one dispatched call: every schema argument in order, defaults filled in."""
+    schema = func._schema
+    values = []
+    for index, argument in enumerate(schema.arguments):
+        if index < len(args):
+            values.append(args[index])
+        elif argument.name in kwargs:
+            values.append(kwargs[argument.name])
+        else:
+            values.append(argument.default_value if argument.has_default_value() else None)
+    # Outputs flattened as live capture keeps them: a list return (split, _foreach_add) is its tensors.
+    outputs = () if out is None else tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return OpRecord(name=schema.name, overload=func._overloadname, start=0, end=0, dir=dir,
+                    inputs=tuple(to_arg(v) for v in values), outputs=tuple(to_arg(v) for v in outputs))
+
+
+class OpRecorder(TorchDispatchMode):
+    """Records every aten call made while active (list ``ops``), tagging backward ones ``bwd``."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: list[OpRecord] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func._schema.name not in _METADATA_OPS:
+            direction = "bwd" if torch._C._current_autograd_node() is not None else "fwd"
+            self.ops.append(op_record(func, args, kwargs, out, direction))
+        return out
+
+
+def record(fn, *args, **kwargs) -> tuple[list[OpRecord], object]:
+    """Run ``fn(*args, **kwargs)`` under the recorder; its OpRecords and its result."""
+    with OpRecorder() as recorder:
+        result = fn(*args, **kwargs)
+    return recorder.ops, result
+
+
+def record_one(fn, *args, **kwargs) -> OpRecord:
+    """The OpRecord of the single aten op ``fn`` dispatches (fails loudly if it is not one op)."""
+    ops, _ = record(fn, *args, **kwargs)
+    assert len(ops) == 1, [op.name for op in ops]
+    return ops[0]
