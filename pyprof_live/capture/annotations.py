@@ -135,37 +135,41 @@ def install() -> None:
     _patch_torch_nvtx(torch_nvtx)
 
 
+def _then(original, note):
+    """``original``, then ``note(result, first_argument)``: the recording half of every NVTX wrapper."""
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        note(result, args[0] if args else next(iter(kwargs.values()), None))
+        return result
+
+    return wrapper
+
+
+# What each kind of NVTX entry point tells us, whichever package it comes from.
+def _on_push(result, message):
+    pushed(message)
+
+
+def _on_pop(result, _):
+    popped()
+
+
+def _on_start(range_id, message):
+    started(range_id, message)
+
+
+def _on_end(result, range_id):
+    ended(range_id)
+
+
 def _patch_nvtx(nvtx, nvtx_impl) -> None:
-    push, pop, start, end, annotate = (
-        nvtx_impl.push_range, nvtx_impl.pop_range, nvtx_impl.start_range, nvtx_impl.end_range, nvtx_impl.annotate
-    )
-    _originals.update({"nvtx.push_range": push, "nvtx.pop_range": pop})
+    _originals.update({"nvtx.push_range": nvtx_impl.push_range, "nvtx.pop_range": nvtx_impl.pop_range})
+    push_range, pop_range = _then(nvtx_impl.push_range, _on_push), _then(nvtx_impl.pop_range, _on_pop)
+    start_range, end_range = _then(nvtx_impl.start_range, _on_start), _then(nvtx_impl.end_range, _on_end)
 
-    @functools.wraps(push)
-    def push_range(message=None, *args, **kwargs):
-        result = push(message, *args, **kwargs)
-        pushed(message)
-        return result
-
-    @functools.wraps(pop)
-    def pop_range(*args, **kwargs):
-        result = pop(*args, **kwargs)
-        popped()
-        return result
-
-    @functools.wraps(start)
-    def start_range(message=None, *args, **kwargs):
-        range_id = start(message, *args, **kwargs)
-        started(range_id, message)
-        return range_id
-
-    @functools.wraps(end)
-    def end_range(range_id):
-        result = end(range_id)
-        ended(range_id)
-        return result
-
-    class recorded_annotate(annotate):
+    class recorded_annotate(nvtx_impl.annotate):
         """nvtx.annotate that is seen in-process, as a context manager and as a decorator."""
 
         def __enter__(self):
@@ -198,31 +202,7 @@ def _patch_nvtx(nvtx, nvtx_impl) -> None:
 
 
 def _patch_torch_nvtx(torch_nvtx) -> None:
-    push, pop, start, end = torch_nvtx.range_push, torch_nvtx.range_pop, torch_nvtx.range_start, torch_nvtx.range_end
-
-    @functools.wraps(push)
-    def range_push(msg):
-        result = push(msg)
-        pushed(msg)
-        return result
-
-    @functools.wraps(pop)
-    def range_pop():
-        result = pop()
-        popped()
-        return result
-
-    @functools.wraps(start)
-    def range_start(msg):
-        range_id = start(msg)
-        started(range_id, msg)
-        return range_id
-
-    @functools.wraps(end)
-    def range_end(range_id):
-        result = end(range_id)
-        ended(range_id)
-        return result
-
-    torch_nvtx.range_push, torch_nvtx.range_pop = range_push, range_pop
-    torch_nvtx.range_start, torch_nvtx.range_end = range_start, range_end
+    torch_nvtx.range_push = _then(torch_nvtx.range_push, _on_push)
+    torch_nvtx.range_pop = _then(torch_nvtx.range_pop, _on_pop)
+    torch_nvtx.range_start = _then(torch_nvtx.range_start, _on_start)
+    torch_nvtx.range_end = _then(torch_nvtx.range_end, _on_end)
