@@ -1,0 +1,266 @@
+"""Nsight Systems SQLite exports (``nsys export --type sqlite``) -> Profile.
+
+One query per table, streamed into records; joins happen in SQLite or in dicts, never a query or
+a Python scan per kernel. Works across export schema generations (2020 to 2025 layouts), with
+tables missing (NVTX only, no kernels, no export metadata), extra columns (DLProf) and several
+processes and GPUs. nvprof exports are recognised and read by :mod:`.nvprof`.
+
+What is read, and what it becomes:
+
+- CUPTI_ACTIVITY_KIND_KERNEL -> KernelRecord (names through StringIds); kept even when no API
+  row launched them (correlation counts them as unattributed).
+- CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET -> MemoryRecord (``copyKind`` -> "HtoD", ...).
+- CUPTI_ACTIVITY_KIND_RUNTIME -> ApiRecord, runtime (eventClass 0) and driver (1) calls, only
+  those that launched a kernel, memcpy or memset of the same process: the rest (cudaGetDevice,
+  cudaEventRecord, ...) links no GPU work and would triple the memory of a large import. Rows
+  of other classes (67: CUDA backtraces in old exports) repeat the same calls and are skipped.
+- NVTX_EVENTS (text, or ``textId`` through StringIds; domains) -> OpRecords and RangeRecords,
+  see :mod:`.nvtx_markers`. A range still open at the end of the capture ends with it.
+- TARGET_INFO_GPU (+ TARGET_INFO_CUDA_GPU in old exports, TARGET_INFO_CUDA_DEVICE) ->
+  DeviceInfo. Display adapters that are not CUDA GPUs (compute capability 0, listed on Windows)
+  are left out; GPUs that ran nothing are kept with ``extra["used"] = False``.
+- EXPORT_META_DATA / META_DATA_EXPORT -> ``meta["export"]``.
+
+``globalTid`` and ``globalPid`` pack ``pid`` in bits 24..47 and ``tid`` in bits 0..23.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+from ..errors import ProfileFormatError
+from ..profile import Profile
+from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
+from . import nvprof
+from ._sqlite import COPY_KINDS, Schema, Strings, api_name, decode, read_export
+from .nvtx_markers import MARK, PUSH_POP, START_END, records_from_ranges
+
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+NVTX = "NVTX_EVENTS"
+
+_RUNTIME_CLASS, _DRIVER_CLASS = 0, 1
+_NVTX_MARK, _NVTX_PUSH_POP, _NVTX_START_END, _NVTX_DOMAIN_CREATE = 34, 59, 60, 75
+_by_start = attrgetter("start")
+
+
+class _GlobalIds(dict):
+    """globalTid / globalPid -> (pid, tid), decoded once per thread so records share the ints."""
+
+    def __missing__(self, global_id):
+        ids = self[global_id] = ((global_id >> 24) & 0xFFFFFF, global_id & 0xFFFFFF)
+        return ids
+
+
+def load_nsys(path, progress=None) -> Profile:
+    """Read an Nsight Systems (or nvprof) SQLite export.
+
+    ``progress``, when given, is called as ``progress(fraction, stage)`` between the stages of
+    the import (``fraction`` from 0 to 1). Raises ProfileFormatError, naming the file, for a
+    file that is missing, empty, not SQLite, truncated, corrupt, not a profiler export, or an
+    export that holds no GPU or NVTX activity.
+    """
+    return read_export(path, lambda db, schema: _read(db, schema, path, progress or _silent))
+
+
+def _silent(fraction: float, stage: str) -> None:
+    pass
+
+
+def _read(db, schema: Schema, path, progress) -> Profile:
+    if nvprof.is_nvprof(schema):
+        return nvprof.read_nvprof(db, schema, path, progress)
+    if not any(schema.has(t) for t in (KERNEL, RUNTIME, MEMCPY, MEMSET, NVTX)):
+        raise ProfileFormatError(path, "not an Nsight Systems or nvprof export (no CUPTI activity or NVTX tables)")
+    strings = Strings(db.execute("SELECT id, value FROM StringIds")) if schema.has("StringIds") else Strings()
+    ids = _GlobalIds()
+    progress(0.0, "kernels")
+    kernels = _kernels(db, schema, strings, ids)
+    progress(0.2, "memory copies")
+    memops = _memops(db, schema, ids)
+    progress(0.3, "API calls")
+    apis = _apis(db, schema, strings, ids)
+    progress(0.5, "NVTX ranges")
+    ops, ranges = _nvtx(db, schema, ids, max((a.end for a in apis), default=0))
+    progress(0.95, "devices")
+    if not (kernels or memops or apis or ops or ranges):
+        raise ProfileFormatError(path, "the export holds no kernels, memory operations, API calls or NVTX ranges")
+    meta = {
+        "source": "nsys",
+        "path": str(path),
+        "export": _export_meta(db, schema),
+    }
+    devices = _devices(db, schema, {k.device for k in kernels} | {m.device for m in memops})
+    progress(1.0, "done")
+    return Profile(ops=ops, apis=apis, kernels=kernels, memops=memops, ranges=ranges, devices=devices, meta=meta)
+
+
+def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
+    if not schema.has(KERNEL):
+        return []
+    col = lambda name, default="0": schema.column(KERNEL, name, default)  # noqa: E731
+    name_id = "demangledName" if schema.has(KERNEL, "demangledName") else col("shortName")
+    rows = db.execute(
+        f"SELECT start, end, {col('deviceId')}, {col('streamId')}, correlationId, COALESCE({col('globalPid')}, 0), "
+        f"{col('contextId')}, {name_id}, {col('gridX')}, {col('gridY')}, {col('gridZ')}, {col('blockX')}, "
+        f"{col('blockY')}, {col('blockZ')}, {col('registersPerThread')}, {col('staticSharedMemory')}, "
+        f"{col('dynamicSharedMemory')}, COALESCE({col('graphId')}, 0), COALESCE({col('graphNodeId')}, 0) "
+        f"FROM {KERNEL}"
+    )
+    kernels = []
+    append = kernels.append
+    shared_dims: dict = {}  # grids and blocks repeat: one tuple each saves ~150 bytes per kernel
+    for (start, end, device, stream, correlation, global_pid, context, name, gx, gy, gz, bx, by, bz,
+         registers, shared_static, shared_dynamic, graph, graph_node) in rows:
+        grid, block = (gx, gy, gz), (bx, by, bz)
+        append(KernelRecord(strings[name], start, end, device, stream, correlation, ids[global_pid][0], context,
+                            shared_dims.setdefault(grid, grid), shared_dims.setdefault(block, block),
+                            registers, shared_static, shared_dynamic, graph, graph_node))
+    kernels.sort(key=_by_start)  # exports are near-sorted already: this costs little
+    return kernels
+
+
+def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
+    memops = []
+    for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
+        if not schema.has(table):
+            continue
+        col = lambda name: schema.column(table, name, "0")  # noqa: E731
+        rows = db.execute(
+            f"SELECT start, end, bytes, {col('copyKind')}, {col('deviceId')}, {col('streamId')}, correlationId, "
+            f"COALESCE({col('globalPid')}, 0) FROM {table}"
+        )
+        memops.extend(
+            MemoryRecord(kind, start, end, size, COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
+                         device, stream, correlation, ids[global_pid][0])
+            for start, end, size, copy, device, stream, correlation, global_pid in rows
+        )
+    memops.sort(key=_by_start)
+    return memops
+
+
+def _gpu_work_keys(schema: Schema) -> str:
+    """SQL listing (correlationId, pid) of every kernel, memcpy and memset."""
+    return " UNION ALL ".join(
+        f"SELECT correlationId, {schema.column(t, 'globalPid', '0')} >> 24 & 16777215 FROM {t}"
+        for t in (KERNEL, MEMCPY, MEMSET)
+        if schema.has(t, "correlationId")
+    )
+
+
+def _api_class_filter(schema: Schema) -> str:
+    return f"eventClass IN ({_RUNTIME_CLASS}, {_DRIVER_CLASS})" if schema.has(RUNTIME, "eventClass") else "1"
+
+
+def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
+    keys = _gpu_work_keys(schema)
+    if not schema.has(RUNTIME) or not keys:
+        return []
+    event_class = schema.column(RUNTIME, "eventClass", str(_RUNTIME_CLASS))
+    rows = db.execute(
+        f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} "
+        f"WHERE {_api_class_filter(schema)} AND (correlationId, globalTid >> 24 & 16777215) IN ({keys})"
+    )
+    names: dict = {}
+    apis = []
+    append = apis.append
+    for start, end, correlation, global_tid, name_id, event_class in rows:
+        name = names.get(name_id)
+        if name is None:
+            name = names[name_id] = api_name(strings[name_id])
+        pid, tid = ids[global_tid]
+        kind = "driver" if event_class == _DRIVER_CLASS else "runtime"
+        append(ApiRecord(name, start, end, correlation, tid, pid, kind))
+    apis.sort(key=_by_start)
+    return apis
+
+
+def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list, list]:
+    if not schema.has(NVTX):
+        return [], []
+    col = lambda name: schema.column(NVTX, name)  # noqa: E731
+    domains = {None: "", 0: ""}
+    if schema.has(NVTX, "domainId"):
+        rows = db.execute(f"SELECT domainId, text FROM {NVTX} WHERE eventType = {_NVTX_DOMAIN_CREATE}")
+        domains.update((domain, decode(name)) for domain, name in rows)
+    # A range never closed lasts to the end of the capture: past every NVTX event and API call.
+    capture_end = max(db.execute(f"SELECT max(COALESCE(end, start)) FROM {NVTX}").fetchone()[0] or 0, last_api_end)
+    text = "COALESCE(n.text, s.value)" if schema.has(NVTX, "textId") and schema.has("StringIds") else "n.text"
+    join = "LEFT JOIN StringIds AS s ON s.id = n.textId" if text != "n.text" else ""
+    rows = db.execute(
+        f"SELECT n.start, COALESCE(n.end, CASE WHEN n.eventType = {_NVTX_MARK} THEN n.start ELSE ? END) AS stop, "
+        f"COALESCE(n.globalTid, 0), {text}, {col('domainId')}, "
+        f"CASE n.eventType WHEN {_NVTX_PUSH_POP} THEN {PUSH_POP} WHEN {_NVTX_START_END} THEN {START_END} "
+        f"ELSE {MARK} END "
+        f"FROM {NVTX} AS n {join} "
+        f"WHERE n.eventType IN ({_NVTX_MARK}, {_NVTX_PUSH_POP}, {_NVTX_START_END}) "
+        f"ORDER BY n.start, stop DESC, n.globalTid",
+        (capture_end,),
+    )
+    return records_from_ranges(rows, ids, domains)
+
+
+def _devices(db, schema: Schema, used: set) -> list:
+    table = "TARGET_INFO_GPU"
+    if not schema.has(table):
+        return []
+    col = lambda name, default="NULL": schema.column(table, name, default)  # noqa: E731
+    rows = db.execute(
+        f"SELECT {col('id', col('deviceId', '0'))}, name, {col('computeMajor')}, {col('computeMinor')}, "
+        f"{col('smCount')}, {col('totalMemory')}, {col('busLocation')}, {col('uuid')}, {col('cuDevice')}, "
+        f"{col('chipName')} FROM {table}"
+    ).fetchall()
+    legacy = _legacy_cuda_gpus(db, schema)
+    cuda_ids = _cuda_ids_by_pid(db, schema)
+    devices = {}
+    for gpu_id, name, major, minor, sms, memory, bus, uuid, cu_device, chip in rows:
+        name, bus, uuid, chip = decode(name), decode(bus), decode(uuid), decode(chip)
+        if gpu_id in devices:
+            continue
+        if major is None and gpu_id in legacy:
+            major, minor, sms, memory = legacy[gpu_id]
+        if major == 0 and not sms:
+            continue  # a display adapter that is not a CUDA GPU
+        extra = {"used": gpu_id in used}
+        for key, value in (("bus_location", bus), ("uuid", uuid), ("cuda_device", cu_device), ("chip", chip)):
+            if value is not None:
+                extra[key] = value
+        if gpu_id in cuda_ids:
+            extra["cuda_id_by_pid"] = cuda_ids[gpu_id]
+        devices[gpu_id] = DeviceInfo(
+            gpu_id, name or "", (major, minor) if major is not None else (), sms or 0, memory or 0, extra
+        )
+    return sorted(devices.values(), key=attrgetter("id"))
+
+
+def _legacy_cuda_gpus(db, schema: Schema) -> dict:
+    """Old exports keep compute capability, SMs and memory in TARGET_INFO_CUDA_GPU."""
+    table = "TARGET_INFO_CUDA_GPU"
+    if not schema.has(table, "deviceId", "computeCapabilityMajor", "computeCapabilityMinor",
+                      "numMultiprocessors", "globalMemorySize"):
+        return {}
+    rows = db.execute(
+        f"SELECT deviceId, computeCapabilityMajor, computeCapabilityMinor, numMultiprocessors, globalMemorySize "
+        f"FROM {table}"
+    )
+    return {row[0]: row[1:] for row in rows}
+
+
+def _cuda_ids_by_pid(db, schema: Schema) -> dict:
+    """TARGET_INFO_CUDA_DEVICE: the CUDA ordinal each process saw for a GPU -> {gpu: {pid: ordinal}}."""
+    table = "TARGET_INFO_CUDA_DEVICE"
+    if not schema.has(table, "gpuId", "cudaId", "pid"):
+        return {}
+    out: dict = {}
+    for gpu_id, cuda_id, pid in db.execute(f"SELECT gpuId, cudaId, pid FROM {table} ORDER BY pid"):
+        out.setdefault(gpu_id, {})[pid] = cuda_id
+    return out
+
+
+def _export_meta(db, schema: Schema) -> dict:
+    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if schema.has(table, "name", "value"):
+            return {decode(name): decode(value) for name, value in db.execute(f"SELECT name, value FROM {table}")}
+    return {}
