@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from pyprof_live.formulas import Cost, evaluate, opargs
 from pyprof_live.records import OpRecord, TensorMeta
 
 # Metadata queries the dispatcher routes through a mode; they are not ops a profile shows.
@@ -78,3 +79,31 @@ def record_one(fn, *args, **kwargs) -> OpRecord:
     ops, _ = record(fn, *args, **kwargs)
     assert len(ops) == 1, [op.name for op in ops]
     return ops[0]
+
+
+def checked_evaluate(op: OpRecord) -> Cost:
+    """evaluate(op), failing if the formula read an argument under a position and name that torch's
+    schema of the recorded overload disagrees on (positions past the overload's arguments are fine:
+    the formula's default applies)."""
+    accessed = []
+    original = opargs.OpArgs.value
+
+    def spy(self, index, name, *default):
+        accessed.append((index, name))
+        return original(self, index, name, *default)
+
+    opargs.OpArgs.value = spy
+    try:
+        cost = evaluate(op)
+    finally:
+        opargs.OpArgs.value = original
+    schema = torch._C._get_schema(op.name, "" if op.overload == "default" else op.overload)
+    wrong = [(index, name, schema.arguments[index].name) for index, name in accessed
+             if index < len(schema.arguments) and schema.arguments[index].name != name]
+    assert not wrong, f"{op.name}.{op.overload}: formula reads (position, name, schema name) {wrong}"
+    return cost
+
+
+def cost_of(fn, *args, **kwargs) -> Cost:
+    """Cost of the single aten op ``fn`` dispatches, with its argument positions checked against the schema."""
+    return checked_evaluate(record_one(fn, *args, **kwargs))

@@ -67,16 +67,16 @@ def _recorded(a: OpArgs, count: int) -> tuple:
 
 # -- (batch, heads, seq, dim) ops --------------------------------------------------------------
 
-# name -> (position of the mask/bias argument or None, whether the op writes logsumexp: True, False, or the
-# position of its compute_log_sumexp flag)
+# name -> ((position, name) of the mask/bias argument or None, whether the op writes logsumexp: True, False, or
+# the position of its compute_log_sumexp flag)
 _SDPA_FORWARD = {
-    "aten::scaled_dot_product_attention": (3, False),
-    "aten::_scaled_dot_product_attention_math": (3, False),
+    "aten::scaled_dot_product_attention": ((3, "attn_mask"), False),
+    "aten::_scaled_dot_product_attention_math": ((3, "attn_mask"), False),
     "aten::_scaled_dot_product_flash_attention": (None, True),
-    "aten::_scaled_dot_product_flash_attention_for_cpu": (5, True),
-    "aten::_scaled_dot_product_efficient_attention": (3, 4),
-    "aten::_scaled_dot_product_cudnn_attention": (3, 4),
-    "aten::_scaled_dot_product_fused_attention_overrideable": (3, True),
+    "aten::_scaled_dot_product_flash_attention_for_cpu": ((5, "attn_mask"), True),
+    "aten::_scaled_dot_product_efficient_attention": ((3, "attn_bias"), 4),
+    "aten::_scaled_dot_product_cudnn_attention": ((3, "attn_bias"), 4),
+    "aten::_scaled_dot_product_fused_attention_overrideable": ((3, "attn_bias"), True),
     "flex_attention": (None, True),
 }
 
@@ -85,10 +85,10 @@ _SDPA_FORWARD = {
 def _sdpa(a: OpArgs) -> Work:
     q, k, v = a.tensor(0, "query"), a.tensor(1, "key"), a.tensor(2, "value")
     _check_4d(q, k, v)
-    mask_at, writes_lse = _SDPA_FORWARD[a.name]
+    mask_arg, writes_lse = _SDPA_FORWARD[a.name]
     if not isinstance(writes_lse, bool):
         writes_lse = a.bool(writes_lse, "compute_log_sumexp", True, modifier=True)
-    mask = a.opt_tensor(mask_at, "attn_mask") if mask_at is not None else None
+    mask = a.opt_tensor(*mask_arg) if mask_arg is not None else None
     return _sdpa_work(q, k, v, [(q.shape, k.shape, v.shape)], (mask,), writes_lse, _recorded(a, 2 if writes_lse else 1))
 
 

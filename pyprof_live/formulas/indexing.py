@@ -255,8 +255,11 @@ def _pad_backward(a: OpArgs) -> Work:
 
 def _sort_dim(a: OpArgs) -> int:
     """sort(self, dim, descending) or sort.stable(self, *, stable, dim, descending): where dim is."""
-    second = a.value(1, "stable", None)
-    stable = a.op.overload == "stable" or isinstance(second, bool) or second in ("True", "False")
+    if a.op.overload:
+        stable = a.op.overload == "stable"
+    else:  # Kineto, nsys: sort.stable's second argument is a bool (or None), sort's an int
+        second = a.recorded(1, "dim") if a.has(1, "dim") else 0
+        stable = second is None or isinstance(second, bool)
     return a.int(2 if stable else 1, "dim", -1)
 
 

@@ -49,17 +49,25 @@ def _split_foreach(name: str) -> tuple[str, bool]:
     return base.rstrip("_"), base.endswith("_")
 
 
-def _foreach_operands(a: OpArgs, lists: int) -> tuple[tuple, list]:
+# Schema names of the operands after `self`, which vary by overload (List, Scalar, ScalarList, Tensor).
+_OPERAND_NAMES = {"addcmul": ("tensor1", "tensor2"), "addcdiv": ("tensor1", "tensor2"),
+                  "lerp": ("tensors1", "weight"), "pow": ("exponent",), "copy": ("src",)}
+_SECOND_OPERAND = {"Scalar": "scalar", "ScalarList": "scalars"}
+
+
+def _foreach_operands(a: OpArgs, op: str, lists: int) -> tuple[tuple, list]:
     """The first tensor list and the other operands in order (tensor lists, 0-dim tensors, numbers, number lists)."""
-    names = ("self", "other") if lists == 2 else ("self", "tensor1", "tensor2")
-    return a.tensor_list(0, "self"), [a.value(i, names[i], None) for i in range(1, lists)]
+    names = _OPERAND_NAMES.get(op) or (_SECOND_OPERAND.get(a.op.overload, "other"),)
+    if op == "lerp" and a.op.overload == "List":
+        names = ("tensors1", "weights")
+    return a.tensor_list(0, "self"), [a.value(i, names[i - 1], None) for i in range(1, lists)]
 
 
 @builtin(*(f"aten::_foreach_{op}{suffix}" for op in _FOREACH for suffix in ("", "_")))
 def _foreach(a: OpArgs) -> Work:
     op, inplace = _split_foreach(a.name)
     per_element, lists = _FOREACH[op]
-    first, others = _foreach_operands(a, lists)
+    first, others = _foreach_operands(a, op, lists)
     if op == "add" or op == "sub":  # alpha on the List/Tensor overloads: one more multiply
         alpha = a.float(lists, "alpha", 1, modifier=True) if isinstance(others[0], (tuple, list, TensorMeta)) else 1
         per_element += alpha != 1

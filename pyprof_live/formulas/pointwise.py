@@ -204,10 +204,12 @@ def _number(value):
 
 
 # -- backward of activations -------------------------------------------------------------------
+_register_table({3: "sigmoid_backward tanh_backward"}, ((0, "grad_output"), (1, "output")))  # g * (1 - y) * y
+_register_table({2: "hardshrink_backward"}, ((0, "grad_out"), (1, "self")))
 _register_table({
     1: "threshold_backward",
-    2: "hardtanh_backward leaky_relu_backward softshrink_backward hardshrink_backward",
-    3: "sigmoid_backward tanh_backward hardsigmoid_backward logit_backward",
+    2: "hardtanh_backward leaky_relu_backward softshrink_backward",
+    3: "hardsigmoid_backward logit_backward",
     5: "hardswish_backward",
     T + 4: "softplus_backward",
     T + 6: "silu_backward",

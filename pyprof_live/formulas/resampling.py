@@ -32,7 +32,6 @@ def _dims_of(name: str) -> int:
     return 3 if "3d" in name else 1 if "1d" in name else 2
 
 
-_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear")
 _UPSAMPLE = [f"aten::upsample_{mode}{d}d" for mode, d in
              (("nearest", 1), ("nearest", 2), ("nearest", 3), ("linear", 1), ("bilinear", 2), ("bicubic", 2),
               ("trilinear", 3))] + ["aten::_upsample_nearest_exact1d", "aten::_upsample_nearest_exact2d",
@@ -51,7 +50,7 @@ def _scale_factors(a: OpArgs, x: TensorMeta, dims: int) -> tuple:
 @builtin(*_UPSAMPLE)
 def _upsample(a: OpArgs) -> Work:
     # upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w); .vec(input, output_size?, ..., scale_factors?)
-    x = a.tensor(0, "input")
+    x = a.tensor(0, "input" if a.op.overload == "vec" else "self")
     dims = _dims_of(a.name)
     out = a.output(0)
     if out is None:
