@@ -135,6 +135,19 @@ class Profile:
         return (f"<Profile source={self.meta.get('source', '?')} ops={len(r.ops)} kernels={len(r.kernels)} "
                 f"memops={len(r.memops)} ranges={len(r.ranges)}>")
 
+    # -- exports -----------------------------------------------------------------------------------
+
+    def export_chrome_trace(self, path) -> int:
+        """Write a Chrome trace-event JSON (``.json`` or ``.json.gz``) for Perfetto / chrome://tracing.
+
+        Host threads show ops and ranges, GPU streams show kernels and memcpy/memset, with arrows from
+        each op to the kernels it launched and from forward ops to their backward ops. Returns the
+        number of events written.
+        """
+        from .render.chrome_trace import write_chrome_trace
+
+        return write_chrome_trace(self, path)
+
 
 def _check_columns(columns) -> tuple:
     if columns is None:
