@@ -8,7 +8,9 @@ import pytest
 
 from pyprof_live.correlate import correlate
 from pyprof_live.errors import ProfileFormatError
+from pyprof_live.importers import nvtx_markers
 from pyprof_live.importers.nsys import load_nsys
+from pyprof_live.importers.nvtx_markers import RangesOutOfOrder, records_from_ranges
 from pyprof_live.records import NO_LINK, TensorMeta
 
 # --- a small export, in the layout of nsys 2024-2025 -----------------------------------------------
@@ -68,14 +70,14 @@ KERNELS = [  # start, end, deviceId, streamId, correlationId, globalPid, demangl
 ]
 
 
-def build_export(path, legacy=False):
+def build_export(path, legacy=False, nvtx_rows=NVTX):
     """An export with the tables and traps of real ones; ``legacy``: the pre-2021 layout."""
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
     db.executemany("INSERT INTO StringIds VALUES (?, ?)", STRINGS.items())
     text_cols = "text TEXT, globalTid INT, domainId INT" + ("" if legacy else ", textId INT, jsonText TEXT")
     db.execute(f"CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, rangeId INT, {text_cols})")
-    for start, end, kind, tid, text, text_id, domain in NVTX:
+    for start, end, kind, tid, text, text_id, domain in nvtx_rows:
         if legacy and text is None:
             continue
         values = (start, end, kind, None, text, tid, domain) + (() if legacy else (text_id, None))
@@ -226,6 +228,27 @@ def test_legacy_layout(tmp_path):
     assert "data loading" not in [x.name for x in r.ranges]  # no textId column in this layout
 
 
+def test_nvtx_rows_stored_in_any_order(export, tmp_path, monkeypatch):
+    # The fixture stores process B's range (start 0) last, so reading it needs a sort; exports stored in
+    # start order are read as stored. Both give the same records.
+    refused = []
+
+    def spy(rows, threads, domains):
+        try:
+            return records_from_ranges(rows, threads, domains)
+        except RangesOutOfOrder:
+            refused.append(1)
+            raise
+
+    monkeypatch.setattr(nvtx_markers, "records_from_ranges", spy)
+    a = load_nsys(export).records
+    assert refused == [1]
+    stored_sorted = sorted(NVTX, key=lambda row: (row[0] is not None, row[0] or 0, -(row[1] or 1 << 62)))
+    b = load_nsys(build_export(tmp_path / "sorted.sqlite", nvtx_rows=stored_sorted)).records
+    assert refused == [1]
+    assert (a.ops, a.ranges) == (b.ops, b.ranges)
+
+
 def test_import_is_deterministic(export):
     a, b = load_nsys(export).records, load_nsys(export).records
     assert (a.ops, a.apis, a.kernels, a.memops, a.ranges, a.devices) == (b.ops, b.apis, b.kernels, b.memops,
@@ -338,6 +361,15 @@ def test_real_multi_gpu_export_keeps_idle_gpus(shared_data):
     assert [(d.id, d.extra["used"], d.extra["cuda_device"]) for d in p.records.devices] == [
         (0, True, 3), (1, False, 2), (2, False, 1), (3, False, 0)]
     assert p.meta["export"]["EXPORT_SCHEMA_VERSION"] == "3.13.2"
+
+
+def test_real_kernel_launch_configuration(shared_data):
+    p = load_nsys(shared_data / "nsys" / "nsys2024.5_cloverleaf_cuda_a100x4.sqlite")
+    # SELECT gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, correlationId ... ORDER BY start LIMIT 1
+    first = p.records.kernels[0]
+    assert (first.grid, first.block, first.registers, first.correlation) == ((115426, 1, 1), (256, 1, 1), 32, 452)
+    # GROUP BY the six dims: (16,1,1)x(256,1,1) 484 times, (31,1,1)x(256,1,1) 484 times.
+    assert sum(k.grid == (16, 1, 1) and k.block == (256, 1, 1) for k in p.records.kernels) == 484
 
 
 def test_real_driver_launches(shared_data):

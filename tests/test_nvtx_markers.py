@@ -11,6 +11,7 @@ The emit_nvtx fixtures follow PyTorch's own format strings:
 PyProf/DLProf dict markers follow apex/pyprof/nvtx/nvmarker.py (``traceMarker``, ``modMarker``, ``argMarker``).
 """
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from pyprof_live.importers.nvtx_markers import (
     PUSH_POP,
     START_END,
     Marker,
+    RangesOutOfOrder,
     parse_marker,
     records_from_ranges,
 )
@@ -244,3 +246,10 @@ def test_node_ranges_are_backward_and_ops_take_direction_from_correlation():
 def test_start_end_ranges_never_become_ops():
     ops, ranges = records_from_ranges([(0, 9, "main", "aten::mm, seq = 1", 0, START_END)], THREADS, DOMAINS)
     assert ops == [] and [r.name for r in ranges] == ["aten::mm, seq = 1"]
+
+
+def test_rows_out_of_order_are_refused():
+    for rows in ([(5, 9, "main", "a", 0, PUSH_POP), (4, 9, "main", "b", 0, PUSH_POP)],
+                 [(5, 6, "main", "child", 0, PUSH_POP), (5, 9, "main", "parent", 0, PUSH_POP)]):
+        with pytest.raises(RangesOutOfOrder):
+            records_from_ranges(rows, THREADS, DOMAINS)

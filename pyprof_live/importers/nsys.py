@@ -33,7 +33,7 @@ from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
 from ._sqlite import COPY_KINDS, Schema, Strings, api_name, decode, read_export
-from .nvtx_markers import MARK, PUSH_POP, START_END, records_from_ranges
+from .nvtx_markers import MARK, PUSH_POP, START_END, ranges_from_query
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -52,6 +52,15 @@ class _GlobalIds(dict):
     def __missing__(self, global_id):
         ids = self[global_id] = ((global_id >> 24) & 0xFFFFFF, global_id & 0xFFFFFF)
         return ids
+
+
+class _Dims(dict):
+    """A grid or block packed by the query as x << 32 | y << 16 | z (y, z < 65536 in CUDA) -> one
+    shared (x, y, z) tuple: kernels repeat a few shapes, and a tuple of three ints costs ~150 bytes."""
+
+    def __missing__(self, packed):
+        dims = self[packed] = (packed >> 32, packed >> 16 & 0xFFFF, packed & 0xFFFF)
+        return dims
 
 
 def load_nsys(path, progress=None) -> Profile:
@@ -104,20 +113,19 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     name_id = "demangledName" if schema.has(KERNEL, "demangledName") else col("shortName")
     rows = db.execute(
         f"SELECT start, end, {col('deviceId')}, {col('streamId')}, correlationId, COALESCE({col('globalPid')}, 0), "
-        f"{col('contextId')}, {name_id}, {col('gridX')}, {col('gridY')}, {col('gridZ')}, {col('blockX')}, "
-        f"{col('blockY')}, {col('blockZ')}, {col('registersPerThread')}, {col('staticSharedMemory')}, "
+        f"{col('contextId')}, {name_id}, ({col('gridX')} << 32) | ({col('gridY')} << 16) | {col('gridZ')}, "
+        f"({col('blockX')} << 32) | ({col('blockY')} << 16) | {col('blockZ')}, "
+        f"{col('registersPerThread')}, {col('staticSharedMemory')}, "
         f"{col('dynamicSharedMemory')}, COALESCE({col('graphId')}, 0), COALESCE({col('graphNodeId')}, 0) "
         f"FROM {KERNEL}"
     )
     kernels = []
     append = kernels.append
-    shared_dims: dict = {}  # grids and blocks repeat: one tuple each saves ~150 bytes per kernel
-    for (start, end, device, stream, correlation, global_pid, context, name, gx, gy, gz, bx, by, bz,
-         registers, shared_static, shared_dynamic, graph, graph_node) in rows:
-        grid, block = (gx, gy, gz), (bx, by, bz)
+    dims = _Dims()
+    for (start, end, device, stream, correlation, global_pid, context, name, grid, block, registers, shared_static,
+         shared_dynamic, graph, graph_node) in rows:
         append(KernelRecord(strings[name], start, end, device, stream, correlation, ids[global_pid][0], context,
-                            shared_dims.setdefault(grid, grid), shared_dims.setdefault(block, block),
-                            registers, shared_static, shared_dynamic, graph, graph_node))
+                            dims[grid], dims[block], registers, shared_static, shared_dynamic, graph, graph_node))
     kernels.sort(key=_by_start)  # exports are near-sorted already: this costs little
     return kernels
 
@@ -144,7 +152,7 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
 def _gpu_work_keys(schema: Schema) -> str:
     """SQL listing (correlationId, pid) of every kernel, memcpy and memset."""
     return " UNION ALL ".join(
-        f"SELECT correlationId, {schema.column(t, 'globalPid', '0')} >> 24 & 16777215 FROM {t}"
+        f"SELECT correlationId, ({schema.column(t, 'globalPid', '0')} >> 24) & 16777215 FROM {t}"
         for t in (KERNEL, MEMCPY, MEMSET)
         if schema.has(t, "correlationId")
     )
@@ -161,7 +169,7 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     event_class = schema.column(RUNTIME, "eventClass", str(_RUNTIME_CLASS))
     rows = db.execute(
         f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} "
-        f"WHERE {_api_class_filter(schema)} AND (correlationId, globalTid >> 24 & 16777215) IN ({keys})"
+        f"WHERE {_api_class_filter(schema)} AND (correlationId, (globalTid >> 24) & 16777215) IN ({keys})"
     )
     names: dict = {}
     apis = []
@@ -189,17 +197,15 @@ def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list,
     capture_end = max(db.execute(f"SELECT max(COALESCE(end, start)) FROM {NVTX}").fetchone()[0] or 0, last_api_end)
     text = "COALESCE(n.text, s.value)" if schema.has(NVTX, "textId") and schema.has("StringIds") else "n.text"
     join = "LEFT JOIN StringIds AS s ON s.id = n.textId" if text != "n.text" else ""
-    rows = db.execute(
+    query = (
         f"SELECT n.start, COALESCE(n.end, CASE WHEN n.eventType = {_NVTX_MARK} THEN n.start ELSE ? END) AS stop, "
         f"COALESCE(n.globalTid, 0), {text}, {col('domainId')}, "
         f"CASE n.eventType WHEN {_NVTX_PUSH_POP} THEN {PUSH_POP} WHEN {_NVTX_START_END} THEN {START_END} "
         f"ELSE {MARK} END "
         f"FROM {NVTX} AS n {join} "
-        f"WHERE n.eventType IN ({_NVTX_MARK}, {_NVTX_PUSH_POP}, {_NVTX_START_END}) "
-        f"ORDER BY n.start, stop DESC, n.globalTid",
-        (capture_end,),
+        f"WHERE n.eventType IN ({_NVTX_MARK}, {_NVTX_PUSH_POP}, {_NVTX_START_END})"
     )
-    return records_from_ranges(rows, ids, domains)
+    return ranges_from_query(db, query, "n.start, stop DESC, n.globalTid", (capture_end,), ids, domains)
 
 
 def _devices(db, schema: Schema, used: set) -> list:

@@ -23,7 +23,7 @@ from operator import attrgetter
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from ._sqlite import COPY_KINDS, Schema, Strings, api_name
-from .nvtx_markers import MARK, PUSH_POP, records_from_ranges
+from .nvtx_markers import MARK, PUSH_POP, ranges_from_query
 
 _KERNEL_TABLES = ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL")
 _API_TABLES = (("CUPTI_ACTIVITY_KIND_RUNTIME", "runtime"), ("CUPTI_ACTIVITY_KIND_DRIVER", "driver"))
@@ -138,20 +138,19 @@ def _markers(db, schema: Schema, strings: Strings) -> tuple[list, list]:
         return [], []
     capture_end = db.execute(f"SELECT max(timestamp) FROM {_MARKER}").fetchone()[0] or 0
     domain = "s.domain" if schema.has(_MARKER, "domain") else "0"
-    rows = db.execute(
+    query = (
         f"SELECT s.timestamp, "
         f"CASE WHEN s.flags = {_MARKER_INSTANT} THEN s.timestamp ELSE COALESCE(e.timestamp, ?) END AS stop, "
         f"s.objectId, t.value, {domain}, CASE WHEN s.flags = {_MARKER_INSTANT} THEN {MARK} ELSE {PUSH_POP} END "
         f"FROM {_MARKER} AS s "
         f"LEFT JOIN {_MARKER} AS e ON e.id = s.id AND e.flags = {_MARKER_END} "
         f"LEFT JOIN StringTable AS t ON t._id_ = s.name "
-        f"WHERE s.flags IN ({_MARKER_START}, {_MARKER_INSTANT}) "
-        f"ORDER BY s.timestamp, stop DESC, s.objectId",
-        (capture_end,),
+        f"WHERE s.flags IN ({_MARKER_START}, {_MARKER_INSTANT})"
     )
     # A marker's domain is a StringTable id; 0 is the default domain.
     domains = {d: strings[d] if d else "" for (d,) in db.execute(f"SELECT DISTINCT {domain} FROM {_MARKER} AS s")}
-    return records_from_ranges(rows, _ObjectThreads(), domains)
+    return ranges_from_query(db, query, "s.timestamp, stop DESC, s.objectId", (capture_end,), _ObjectThreads(),
+                             domains)
 
 
 def _devices(db, schema: Schema, strings: Strings, used: set) -> list:

@@ -309,19 +309,38 @@ class _Context(NamedTuple):
 _NO_CONTEXT = _Context(end=0)
 
 
+class RangesOutOfOrder(Exception):
+    """The rows given to records_from_ranges are not sorted by start, then by end descending."""
+
+
+def ranges_from_query(db, query: str, order_by: str, params: tuple, threads: dict, domains: dict) -> tuple:
+    """records_from_ranges over the rows of an SQL query, read in storage order when that is
+    already sorted (exports store NVTX rows by start; sorting 1.6 M rows in SQLite costs ~2 s),
+    else read again with ``ORDER BY order_by``."""
+    try:
+        return records_from_ranges(db.execute(query, params), threads, domains)
+    except RangesOutOfOrder:
+        return records_from_ranges(db.execute(f"{query} ORDER BY {order_by}", params), threads, domains)
+
+
 def records_from_ranges(rows, threads: dict, domains: dict) -> tuple[list, list]:
     """NVTX rows -> (ops, ranges), in the rows' order.
 
     ``rows`` yields ``(start, end, thread_key, text, domain_key, how)`` sorted by start, then by
-    end descending (an enclosing range before the ranges it holds); ``text`` is str, UTF-8 bytes
-    or None. ``threads`` maps a thread key to ``(pid, tid)`` and ``domains`` a domain key to its
-    name. Only push/pop ranges carry PyTorch markers (they nest per thread); start/end ranges and
-    marks stay NVTX records. Texts repeat across iterations: each distinct one is read once.
+    end descending (an enclosing range before the ranges it holds), else RangesOutOfOrder is
+    raised; ``text`` is str, UTF-8 bytes or None. ``threads`` maps a thread key to ``(pid, tid)``
+    and ``domains`` a domain key to its name. Only push/pop ranges carry PyTorch markers (they
+    nest per thread); start/end ranges and marks stay NVTX records. Texts repeat across
+    iterations: each distinct one is read once.
     """
     ops, ranges = [], []
     readings: dict = {}  # text -> (OpRecord fields or None, context Marker or None, text as str)
     open_contexts: dict = {}  # thread key -> stack of _Context of enclosing layer/trace/module ranges
+    last_start, last_end = -(1 << 63), 0
     for start, end, thread, text, domain, how in rows:
+        if start < last_start or (start == last_start and end > last_end):
+            raise RangesOutOfOrder
+        last_start, last_end = start, end
         pid, tid = threads[thread]
         reading = readings.get(text)
         if reading is None:

@@ -1,0 +1,112 @@
+"""Nsight Systems import speed: load_nsys + correlate on the emit_nvtx export scaled 10x .. 20000x.
+
+Goal (issue 3): at 20000x (920k kernels, 1.24M launching API calls, 1.64M NVTX ranges, 860 MB)
+import + correlate in at most 20 s and 1.5 GB peak RSS on a 2-core machine, growing linearly.
+For scale: PyProf's parse + prof took 136 s and 1.1-1.7 GB at 10000x.
+
+The exports are made with ../shared/tools/scale_nsys.py (the real export repeated N times back to
+back) in a temporary folder. Each size is measured in a fresh Python process, so no size inherits
+another's heap; peak RSS includes the interpreter and the imported package (torch), which the
+``base`` column shows on its own. CPU seconds are printed beside wall seconds: other work on the
+machine inflates the wall clock, not the CPU time.
+
+    python benchmarks/import_speed.py [--sizes 10,100,1000,20000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_REPO = Path(__file__).resolve().parents[1]
+_SHARED = Path(os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data")).parent
+_SOURCE = _SHARED / "data" / "nsys" / "nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite"
+_SCALER = _SHARED / "tools" / "scale_nsys.py"
+GOAL_SECONDS, GOAL_MB, GOAL_SIZE = 20.0, 1500, 20000
+
+
+def _measure(path: str) -> dict:
+    """Runs in the child process: one timed import + correlation of ``path``."""
+    sys.path.insert(0, str(_REPO))
+    from pyprof_live.correlate import correlate
+    from pyprof_live.importers.nsys import load_nsys
+
+    base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    wall, cpu = time.perf_counter(), time.process_time()
+    profile = load_nsys(path)
+    import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    linked = correlate(profile)
+    records = profile.records
+    return {
+        "import_s": import_wall,
+        "import_cpu_s": import_cpu,
+        "total_s": time.perf_counter() - wall,
+        "total_cpu_s": time.process_time() - cpu,
+        "base_mb": base_mb,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "kernels": len(records.kernels),
+        "kernels_with_op": linked.kernels_with_op,
+        "apis": len(records.apis),
+        "ops": len(records.ops),
+    }
+
+
+def _scaled(copies: int, folder: Path) -> Path:
+    out = folder / f"emitnvtx_x{copies}.sqlite"
+    if not out.exists():
+        subprocess.run([sys.executable, str(_SCALER), str(_SOURCE), str(out), "--copies", str(copies)],
+                       check=True, capture_output=True)
+    return out
+
+
+def _run_child(path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", str(path)], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,100,1000,20000", help="comma-separated copy counts")
+    parser.add_argument("--keep", help="make and keep the scaled exports in this folder (else a temporary one)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_measure(args.child)))
+        return 0
+    for needed in (_SOURCE, _SCALER):
+        if not needed.is_file():
+            print(f"{needed}: not found (set PYPROF_LIVE_TEST_DATA to ../shared/data)", file=sys.stderr)
+            return 2
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="pyprof_live_nsys_") as tmp:
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        print(f"{_SOURCE.name} scaled by scale_nsys.py; each size in a fresh process; times in s, memory in MB")
+        print(f"{'copies':>7} {'kernels':>8} {'attrib.':>8} {'import':>7} {'(cpu)':>7} {'+correl.':>8} {'(cpu)':>7}"
+              f" {'us/kernel':>9} {'growth':>7} {'peak':>6} {'base':>5}")
+        previous = None
+        for copies in sizes:
+            r = _run_child(_scaled(copies, folder))
+            per_kernel = 1e6 * r["total_cpu_s"] / r["kernels"]
+            # Linear growth: CPU time per kernel stays the same from one size to the next (ratio ~1).
+            growth = f"{per_kernel / previous:7.2f}" if previous else f"{'-':>7}"
+            previous = per_kernel
+            print(f"{copies:>7} {r['kernels']:>8} {r['kernels_with_op']:>8} {r['import_s']:>7.2f} "
+                  f"{r['import_cpu_s']:>7.2f} {r['total_s']:>8.2f} {r['total_cpu_s']:>7.2f} {per_kernel:>9.2f} "
+                  f"{growth} {r['peak_mb']:>6.0f} {r['base_mb']:>5.0f}")
+            if copies == GOAL_SIZE:
+                met = r["total_s"] <= GOAL_SECONDS and r["peak_mb"] <= GOAL_MB
+                print(f"  goal at {GOAL_SIZE}x: <= {GOAL_SECONDS:.0f} s and <= {GOAL_MB} MB: {'met' if met else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
