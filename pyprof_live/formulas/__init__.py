@@ -16,11 +16,11 @@ Conventions every formula follows:
   leaf ops, not over a parent and its children.
 
 Families, one module each: matmul_conv, attention, pointwise, reductions, softmax, normalization,
-losses, embedding, pooling, resampling, indexing, memory, optimizers, rnn, views.
+losses, embedding, pooling, resampling, indexing, memory, optimizers, rnn, collectives, views.
 """
 
-from . import (attention, embedding, indexing, losses, matmul_conv, memory, normalization, optimizers,  # noqa: F401
-               pooling, pointwise, reductions, resampling, rnn, softmax, views)
+from . import (attention, collectives, embedding, indexing, losses, matmul_conv, memory, normalization,  # noqa: F401
+               optimizers, pooling, pointwise, reductions, resampling, rnn, softmax, views)
 from .dtypes import canonical_dtype, itemsize
 from .pointwise import TRANSCENDENTAL
 from .registry import Cost, DuplicateFormulaError, covered_names, evaluate, has_formula, register_flops

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from ..records import TensorMeta
+from ..records import TensorMeta, Unknown
 from .opargs import OpArgs
 from .pointwise import TRANSCENDENTAL, elementwise
 from .registry import builtin
@@ -53,7 +53,7 @@ def _to_copy(a: OpArgs) -> Work:
 @builtin("aten::fill_", "aten::zero_")
 def _fill(a: OpArgs) -> Work:
     # Writes every element of self; fill_.Tensor also reads its 0-dim value.
-    value = a.tensor_or_value(1, "value", None)
+    value = a.operand(1, "value")
     reads = (value,) if isinstance(value, TensorMeta) else ()
     return Work(0, reads, (a.tensor(0, "self"),))
 
@@ -80,8 +80,13 @@ def _created(a: OpArgs, size_index: int | None) -> TensorMeta:
     if out is not None:
         return out
     if a.name == "aten::scalar_tensor":
-        return TensorMeta((), a.dtype(1, "dtype") or "float32")
-    dtype = a.dtype(_FACTORY_DTYPE[a.name], "dtype") if a.name in _FACTORY_DTYPE else None
+        return TensorMeta((), _given_dtype(a, 1) or "float32")
+    dtype = _given_dtype(a, _FACTORY_DTYPE[a.name]) if a.name in _FACTORY_DTYPE else None
+    if dtype is _UNRECORDED:
+        dtype = None  # the source did not record the dtype argument: bytes are na, not float32
+        if size_index is None:
+            return TensorMeta(a.tensor(0, "self").shape, None)
+        return TensorMeta(check_shape(a.ints(size_index, "size"), "size"), None)
     if size_index is None:
         like = a.tensor(0, "self")
         return TensorMeta(like.shape, dtype or like.dtype)
@@ -89,6 +94,16 @@ def _created(a: OpArgs, size_index: int | None) -> TensorMeta:
     if size_index == 1:  # new_*: dtype defaults to self's
         dtype = dtype or a.tensor(0, "self").dtype
     return TensorMeta(shape, dtype or "float32")
+
+
+_UNRECORDED = "unrecorded"
+
+
+def _given_dtype(a: OpArgs, index: int):
+    """The ``dtype`` argument: a canonical name, None when not given, _UNRECORDED when the source did not say."""
+    if a.has(index, "dtype") and isinstance(a.recorded(index, "dtype"), Unknown):
+        return _UNRECORDED
+    return a.dtype(index, "dtype")
 
 
 @builtin("aten::arange", "aten::linspace", "aten::logspace")
@@ -109,7 +124,10 @@ def _range_output(a: OpArgs) -> TensorMeta:
     """arange(end) / arange(start, end[, step]) / linspace(start, end, steps, ...) from their values."""
     if a.name != "aten::arange":
         return TensorMeta((a.int(2, "steps"),), a.dtype(3 if a.name == "aten::linspace" else 4, "dtype") or "float32")
-    names = _ARANGE_NUMBERS.get(a.op.overload) or _ARANGE_BY_COUNT.get(len(a.op.inputs) - _ARANGE_TRAILING)
+    if a.op.inputs and isinstance(a.op.inputs[-1], TensorMeta):  # arange.start_out(start, end, step, out)
+        names = _ARANGE_NUMBERS["start_step"]
+    else:
+        names = _ARANGE_NUMBERS.get(a.op.overload) or _ARANGE_BY_COUNT.get(len(a.op.inputs) - _ARANGE_TRAILING)
     if names is None:
         raise FormulaInputError(f"cannot tell arange's overload from {len(a.op.inputs)} arguments")
     count = len(names)
@@ -119,7 +137,8 @@ def _range_output(a: OpArgs) -> TensorMeta:
     if step == 0:
         raise FormulaInputError("arange step is 0")
     integral = all(isinstance(v, int) or (isinstance(v, str) and v.strip().lstrip("-").isdigit()) for v in raw)
-    dtype = a.dtype(count, "dtype") or ("int64" if integral else "float32")
+    out = a.op.inputs[-1] if isinstance(a.op.inputs[-1], TensorMeta) else None
+    dtype = out.dtype if out is not None else a.dtype(count, "dtype") or ("int64" if integral else "float32")
     return TensorMeta((max(ceil((end - start) / step), 0),), dtype)
 
 
@@ -199,7 +218,7 @@ def _native_dropout_backward(a: OpArgs) -> Work:
     return elementwise(a, 2, ((0, "grad_output"), (1, "mask")))
 
 
-@builtin("aten::_local_scalar_dense")
+@builtin("aten::_local_scalar_dense", "aten::item")
 def _item(a: OpArgs) -> Work:
     # tensor.item(): reads one element (a device-to-host copy on GPU).
     x = a.tensor(0, "self")

@@ -81,6 +81,14 @@ class OpArgs:
             raise FormulaInputError(f"inputs lack {name}" + (f" ({value.what})" if value.what else ""))
         return value
 
+    def keyword(self, name: str, default=_REQUIRED):
+        """A fact the source recorded only by name in ``op.kwargs`` (Kineto's collective metadata)."""
+        if name in self._named:
+            return self._named[name]
+        if default is _REQUIRED:
+            raise FormulaInputError(f"inputs lack {name}")
+        return default
+
     def _scalar(self, index, name, default, modifier=False):
         """A non-tensor argument; a TensorMeta there means the source wrote only sizes (nsys).
         A modifier the source did not record (Unknown, sizes only) takes ``default``."""
@@ -138,6 +146,8 @@ class OpArgs:
     def tensor_list(self, index: int, name: str, allow_none: bool = False) -> tuple:
         """A ``Tensor[]`` argument (``Tensor?[]`` with ``allow_none``) as a tuple of TensorMeta."""
         value = self.value(index, name)
+        if value is None:  # Kineto does not record Tensor?[] lists (index's indices)
+            raise FormulaInputError(f"inputs lack {name}")
         if isinstance(value, TensorMeta) or not isinstance(value, (tuple, list)):
             raise FormulaInputError(f"{name} is not a tensor list: {value!r}")
         for item in value:

@@ -15,7 +15,7 @@ from ..records import TensorMeta
 from .opargs import OpArgs
 from .pointwise import TRANSCENDENTAL, T, elementwise
 from .registry import builtin
-from .work import Work, normalize_dim, numel
+from .work import FormulaInputError, Work, normalize_dim, numel
 
 
 def reduced_shape(shape: tuple, dims, keepdim: bool) -> tuple:
@@ -127,9 +127,14 @@ def _aminmax(a: OpArgs) -> Work:
 
 # norm overloads: norm.Scalar(self, p), norm.ScalarOpt_dim(self, p, dim, keepdim), ...;
 # linalg_vector_norm(self, ord, dim, keepdim, *, dtype)
-@builtin("aten::norm", "aten::linalg_vector_norm")
+# linalg_norm(self, ord, dim, keepdim, *, dtype) over vectors: ord a number, or "fro" (the 2-norm of every element).
+@builtin("aten::norm", "aten::linalg_vector_norm", "aten::linalg_norm")
 def _norm(a: OpArgs) -> Work:
-    p = a.value(1, "ord" if a.name == "aten::linalg_vector_norm" else "p", 2)
+    p = a.value(1, "p" if a.name == "aten::norm" else "ord", 2)
+    if p == "fro":
+        p = 2.0
+    elif isinstance(p, str) and not p.replace(".", "", 1).lstrip("-").isdigit() and p not in ("inf", "-inf"):
+        raise FormulaInputError(f"no formula for the {p!r} matrix norm")
     p = 2.0 if p is None or p == "" else float(p)
     if p in (1.0, 2.0, float("inf"), float("-inf"), 0.0):
         per_input, per_output = 2, (TRANSCENDENTAL if p == 2.0 else 0)

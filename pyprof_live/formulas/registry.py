@@ -68,7 +68,12 @@ def builtin(*names: str):
 
     def register(fn: Callable[[OpArgs], Work]):
         def compute(op) -> Cost:
-            work = fn(OpArgs(op))
+            try:
+                work = fn(OpArgs(op))
+            except FormulaInputError as error:
+                if not (op.inputs or op.outputs or op.kwargs):  # e.g. a Kineto trace taken without record_shapes
+                    raise FormulaInputError("inputs not recorded") from error
+                raise
             flops = int(work.flops)
             try:
                 return Cost(flops, traffic_bytes(work))
