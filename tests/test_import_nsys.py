@@ -44,6 +44,7 @@ NVTX = [  # start, end, eventType, globalTid, text, textId, domainId
     (1300, 1400, 60, A1, "warmup", None, 1),
     (1500, None, 34, A1, "checkpoint", None, 0),
     (1600, 1700, 59, A1, None, 14, 0),  # registered string
+    (1750, 1760, 59, A1, b"\xc9tape 1", None, 0),  # Latin-1, not UTF-8
     (1800, None, 59, A1, "step 0", None, 0),  # never popped
     (2000, 2500, 59, A2, "MmBackward0, seq = 12, op_id = 60", None, 0),
     (2010, 2490, 59, A2, "aten::mm, seq = 57, op_id = 61, sizes = [[32, 512], [512, 512]]", None, 0),
@@ -81,7 +82,9 @@ def build_export(path, legacy=False, nvtx_rows=NVTX):
         if legacy and text is None:
             continue
         values = (start, end, kind, None, text, tid, domain) + (() if legacy else (text_id, None))
-        db.execute(f"INSERT INTO NVTX_EVENTS VALUES ({', '.join('?' * len(values))})", values)
+        # CAST stores bytes as TEXT as they are, as an exporter writing Latin-1 does.
+        db.execute(f"INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, CAST(? AS TEXT){', ?' * (len(values) - 5)})",
+                   values)
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT, globalTid INT, "
                "correlationId INT, nameId INT, returnValue INT, callchainId INT)")
     db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, 0, NULL)", RUNTIME)
@@ -139,8 +142,8 @@ def test_counts_and_meta(profile, export):
     r = profile.records
     # 5 kernels (one without launch); 6 API calls: class-67 row and cudaGetDevice (no GPU work) left out;
     # ops: A main 5 (linear call, aten::linear, aten::mm, aten::relu, aten::empty), A autograd 4, B 1;
-    # ranges: 2 layers, warmup, checkpoint, data loading, step 0 (the trace marker folds into ops).
-    assert (len(r.kernels), len(r.apis), len(r.memops), len(r.ops), len(r.ranges)) == (5, 6, 2, 10, 6)
+    # ranges: 2 layers, warmup, checkpoint, data loading, Étape 1, step 0 (the trace marker folds into ops).
+    assert (len(r.kernels), len(r.apis), len(r.memops), len(r.ops), len(r.ranges)) == (5, 6, 2, 10, 7)
     assert profile.meta["source"] == "nsys" and profile.meta["path"] == str(export)
     assert profile.meta["export"] == {"EXPORT_PRODUCT_VERSION": "2025.1.1.110", "EXPORT_USER": "Alex Gei\ufffd"}
 
@@ -180,6 +183,7 @@ def test_ranges(profile):
         ("warmup", 1300, 1400, "nvtx", "MyDomain"),
         ("checkpoint", 1500, 1500, "marker", ""),
         ("data loading", 1600, 1700, "nvtx", ""),
+        ("\ufffdtape 1", 1750, 1760, "nvtx", ""),
         ("step 0", 1800, 2700, "nvtx", ""),
     ]
 
