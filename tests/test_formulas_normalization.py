@@ -4,13 +4,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pyprof_live.formulas import TRANSCENDENTAL as T
 from pyprof_live.formulas import Cost, evaluate
 from pyprof_live.records import OpRecord, TensorMeta
 from tests.formula_recorder import checked_evaluate, cost_of, record
 
 C = 3
-X = torch.randn(2, C, 4, 4)  # 96 elements
+X = torch.randn(2, C, 4, 4)  # 96 elements; in the arithmetic below T = TRANSCENDENTAL = 20
 
 
 def _bn_args():

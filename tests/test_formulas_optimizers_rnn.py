@@ -83,7 +83,7 @@ def test_cudnn_rnn_and_composite_lstm_count_every_layer():
 def test_fused_lstm_cell_is_its_pointwise_part():
     # gates (3, 64) for hidden 16: (5 T + 14 + 8) * 3 * 16 = 5856; the GEMMs ran before it as addmm/mm.
     # A CUDA-only op: meta tensors give its real schema-ordered record without a GPU.
-    gates, c, bias = torch.empty(3, 64, device="meta"), torch.empty(3, 16, device="meta"), torch.empty(64, device="meta")
+    gates, c, bias = (torch.empty(*shape, device="meta") for shape in ((3, 64), (3, 16), (64,)))
     cost = cost_of(torch.ops.aten._thnn_fused_lstm_cell, gates, gates, c, bias, bias)
     assert cost.flops == 5856
 

@@ -53,7 +53,7 @@ def _gather(a: OpArgs) -> Work:
 def _scatter(a: OpArgs) -> Work:
     x, index = a.tensor(0, "self"), a.tensor(2, "index")
     normalize_dim(a.int(1, "dim"), len(x.shape))
-    source = a.tensor_or_value(3, "src")
+    source = a.tensor_or_value(3, "value" if a.op.overload.startswith("value") else "src")
     moved = numel(index.shape)
     combines = a.name.startswith(("aten::scatter_add", "aten::scatter_reduce")) or (
         a.name.startswith("aten::scatter") and a.value(4, "reduce", None) not in (None, ""))
@@ -190,7 +190,8 @@ def _cat(a: OpArgs) -> Work:
     return Work(0, tuple(parts), (a.output(0) or TensorMeta(shape, parts[0].dtype),))
 
 
-@builtin("aten::stack", "aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack")
+@builtin("aten::stack", "aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack",
+         "aten::flatten_dense_tensors")
 def _stack(a: OpArgs) -> Work:
     # Every input read, an output with all their elements written.
     tensors = a.tensor_list(0, "tensors")
@@ -303,11 +304,24 @@ def _select_k(a: OpArgs) -> Work:
 def _searchsorted(a: OpArgs) -> Work:
     # Binary search of each value: ceil(log2 n) comparisons. searchsorted(sorted_sequence, self, ...),
     # bucketize(self, boundaries, ...).
-    first, second = a.tensor(0, "sorted_sequence"), a.tensor_or_value(1, "self")
-    boundaries, values = (second, first) if a.name == "aten::bucketize" else (first, second)
+    if a.name == "aten::bucketize":
+        values, boundaries = a.tensor_or_value(0, "self"), a.tensor_or_value(1, "boundaries")
+    else:
+        boundaries, values = a.tensor_or_value(0, "sorted_sequence"), a.tensor_or_value(1, "self")
     if not isinstance(boundaries, TensorMeta):
         raise FormulaInputError("boundaries are not a tensor")
     shape = values.shape if isinstance(values, TensorMeta) else ()
     steps = ceil(log2(boundaries.shape[-1])) if boundaries.shape and boundaries.shape[-1] > 1 else 1
     reads = (boundaries,) + ((values,) if isinstance(values, TensorMeta) else ())
     return Work(prod(shape) * steps, reads, (a.output(0) or TensorMeta(shape, "int64"),))
+
+
+@builtin("aten::_unique2", "aten::unique_consecutive", "aten::unique_dim", "aten::_unique")
+def _unique(a: OpArgs) -> Work:
+    # Sort-based: n * ceil(log2 n) comparisons (unique_consecutive: one pass, n). Outputs (values, inverse,
+    # counts) are data-dependent: recorded, else the upper bound (every element unique).
+    x = a.tensor(0, "self")
+    n = numel(x.shape)
+    flops = n if a.name == "aten::unique_consecutive" else n * ceil(log2(n)) if n > 1 else 0
+    recorded = tuple(t for t in (a.output(i) for i in range(3)) if t is not None)
+    return Work(flops, (x,), recorded or (TensorMeta((n,), x.dtype),))

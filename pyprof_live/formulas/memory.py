@@ -106,6 +106,19 @@ def _given_dtype(a: OpArgs, index: int):
     return a.dtype(index, "dtype")
 
 
+@builtin("aten::eye")
+def _eye(a: OpArgs) -> Work:
+    # eye(n, dtype, ...) / eye.m(n, m, dtype, ...): writes the n x m matrix.
+    out = a.output(0)
+    if out is None:
+        with_m = a.op.overload == "m" or (not a.op.overload and len(a.op.inputs) == 6)
+        n = a.int(0, "n")
+        m = a.int(1, "m") if with_m else n
+        dtype = _given_dtype(a, 2 if with_m else 1)
+        out = TensorMeta((n, m), None if dtype is _UNRECORDED else dtype or "float32")
+    return Work(0, (), (out,))
+
+
 @builtin("aten::arange", "aten::linspace", "aten::logspace")
 def _range(a: OpArgs) -> Work:
     # Each element is start + i * step: 2 flops (logspace adds a pow: + TRANSCENDENTAL).

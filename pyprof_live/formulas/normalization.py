@@ -24,16 +24,13 @@ from .dtypes import canonical_dtype
 from .opargs import OpArgs
 from .pointwise import T
 from .registry import builtin
-from .work import FormulaInputError, Work, numel
+from .work import FormulaInputError, Work, numel, present
 
 _STATS = 4
 _NORMALIZE = 2
 _PER_GROUP = T + 2
 _BACKWARD_REDUCE = 5
 
-
-def _present(*tensors) -> tuple:
-    return tuple(t for t in tensors if t is not None)
 
 
 def _accumulate_dtype(dtype: str | None) -> str | None:
@@ -67,18 +64,18 @@ def _batch_norm(a: OpArgs) -> Work:
     if no_stats:  # _native_batch_norm_legit.no_stats(input, weight, bias, training, momentum, eps)
         running, training = (), a.bool(3, "training")
     else:
-        running = _present(a.opt_tensor(3, "running_mean"), a.opt_tensor(4, "running_var"))
+        running = present(a.opt_tensor(3, "running_mean"), a.opt_tensor(4, "running_var"))
         training = training_at if isinstance(training_at, bool) else a.bool(training_at, "training")
     n = numel(x.shape)
-    affine = len(_present(weight, bias))
+    affine = len(present(weight, bias))
     out = a.output(0) or TensorMeta(x.shape, x.dtype)
     if not training:
-        return Work((_NORMALIZE + affine) * n, (x,) + _present(weight, bias) + running, (out,))
+        return Work((_NORMALIZE + affine) * n, (x,) + present(weight, bias) + running, (out,))
     stats = _channel_stats(x)
     groups = x.shape[1] * (x.shape[0] if a.name == "aten::instance_norm" else 1)
     flops = (_STATS + _NORMALIZE + affine) * n + _PER_GROUP * groups
     saved = (TensorMeta((groups,), stats.dtype),) * 2  # save_mean, save_invstd
-    return Work(flops, (x,) + _present(weight, bias) + running, (out,) + saved + running)
+    return Work(flops, (x,) + present(weight, bias) + running, (out,) + saved + running)
 
 
 # name -> positions of (grad_out, input, weight, save_mean, save_invstd, train, output_mask); train True/None
@@ -101,12 +98,12 @@ def _batch_norm_backward(a: OpArgs) -> Work:
     n = numel(x.shape)
     reduce = mask[1] or mask[2] or (mask[0] and train)
     flops = _BACKWARD_REDUCE * n * reduce + (5 if train else 2) * n * mask[0]
-    saved = _present(a.opt_tensor(mean_at, "save_mean"), a.opt_tensor(invstd_at, "save_invstd"))
+    saved = present(a.opt_tensor(mean_at, "save_mean"), a.opt_tensor(invstd_at, "save_invstd"))
     channel = _channel_stats(x)
     grads = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or TensorMeta(channel.shape, weight.dtype
                                                                                         if weight else x.dtype),
              a.output(2) or TensorMeta(channel.shape, weight.dtype if weight else x.dtype))
-    return Work(flops, (grad, x) + _present(weight) + saved, tuple(g for g, wanted in zip(grads, mask) if wanted))
+    return Work(flops, (grad, x) + present(weight) + saved, tuple(g for g, wanted in zip(grads, mask) if wanted))
 
 
 # SyncBatchNorm's pieces: batch_norm_stats(input, eps) -> (mean, invstd); batch_norm_elemt(input, weight, bias,
@@ -122,8 +119,8 @@ def _batch_norm_stats(a: OpArgs) -> Work:
 @builtin("aten::batch_norm_elemt")
 def _batch_norm_elemt(a: OpArgs) -> Work:
     x, weight, bias = a.tensor(0, "input"), a.opt_tensor(1, "weight"), a.opt_tensor(2, "bias")
-    reads = (x,) + _present(weight, bias, a.tensor(3, "mean"), a.tensor(4, "invstd"))
-    return Work((_NORMALIZE + len(_present(weight, bias))) * numel(x.shape), reads,
+    reads = (x,) + present(weight, bias, a.tensor(3, "mean"), a.tensor(4, "invstd"))
+    return Work((_NORMALIZE + len(present(weight, bias))) * numel(x.shape), reads,
                 (a.output(0) or TensorMeta(x.shape, x.dtype),))
 
 
@@ -139,7 +136,7 @@ def _batch_norm_backward_reduce(a: OpArgs) -> Work:
 @builtin("aten::batch_norm_backward_elemt")
 def _batch_norm_backward_elemt(a: OpArgs) -> Work:
     grad, x = a.tensor(0, "grad_out"), a.tensor(1, "input")
-    reads = (grad, x) + _present(a.tensor(2, "mean"), a.tensor(3, "invstd"), a.opt_tensor(4, "weight"),
+    reads = (grad, x) + present(a.tensor(2, "mean"), a.tensor(3, "invstd"), a.opt_tensor(4, "weight"),
                                  a.tensor(5, "sum_dy"), a.tensor(6, "sum_dy_xmu"))
     return Work(5 * numel(x.shape), reads, (a.output(0) or TensorMeta(x.shape, x.dtype),))
 
@@ -168,10 +165,10 @@ def _layer_norm(a: OpArgs) -> Work:
     outputs = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or stats, a.output(2) or stats)
     if a.name == "aten::layer_norm":
         outputs = outputs[:1]
-    return _row_norm(x, prod(stats_shape), len(_present(weight, bias)), False, (x,) + _present(weight, bias), outputs)
+    return _row_norm(x, prod(stats_shape), len(present(weight, bias)), False, (x,) + present(weight, bias), outputs)
 
 
-# _fused_rms_norm(input, normalized_shape, weight, eps) -> (output, rstd); rms_norm(input, normalized_shape, weight, eps)
+# _fused_rms_norm(input, normalized_shape, weight, eps) -> (output, rstd); rms_norm(same arguments)
 @builtin("aten::_fused_rms_norm", "aten::rms_norm")
 def _rms_norm(a: OpArgs) -> Work:
     x, weight = a.tensor(0, "input"), a.opt_tensor(2, "weight")
@@ -179,7 +176,7 @@ def _rms_norm(a: OpArgs) -> Work:
     outputs = (a.output(0) or TensorMeta(x.shape, x.dtype),)
     if a.name == "aten::_fused_rms_norm":
         outputs += (a.output(1) or TensorMeta(stats_shape, _accumulate_dtype(x.dtype)),)
-    return _row_norm(x, prod(stats_shape), len(_present(weight)), True, (x,) + _present(weight), outputs)
+    return _row_norm(x, prod(stats_shape), len(present(weight)), True, (x,) + present(weight), outputs)
 
 
 # native_group_norm(input, weight, bias, N, C, HxW, group, eps); group_norm(input, num_groups, weight, bias, eps, ...)
@@ -193,7 +190,7 @@ def _group_norm(a: OpArgs) -> Work:
     stats = TensorMeta((x.shape[0], groups), _accumulate_dtype(x.dtype))
     outputs = (a.output(0) or TensorMeta(x.shape, x.dtype),) + ((a.output(1) or stats, a.output(2) or stats)
                                                                 if native else ())
-    return _row_norm(x, x.shape[0] * groups, len(_present(weight, bias)), False, (x,) + _present(weight, bias),
+    return _row_norm(x, x.shape[0] * groups, len(present(weight, bias)), False, (x,) + present(weight, bias),
                      outputs)
 
 
@@ -204,7 +201,7 @@ def _row_norm_backward(a: OpArgs, grad: TensorMeta, x: TensorMeta, weight, saved
     param_dtype = weight.dtype if weight is not None else x.dtype
     grads = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or TensorMeta(param_shape, param_dtype),
              a.output(2) or TensorMeta(param_shape, param_dtype))
-    return Work(flops, (grad, x) + _present(weight) + saved, tuple(g for g, wanted in zip(grads, mask) if wanted))
+    return Work(flops, (grad, x) + present(weight) + saved, tuple(g for g, wanted in zip(grads, mask) if wanted))
 
 
 # native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)

@@ -1,17 +1,16 @@
 """Typed access to an OpRecord's arguments by schema position and name.
 
-Sources record arguments differently: live capture and Kineto keep every schema argument in
-order (Kineto fills defaults, and its ``Concrete Inputs`` are strings such as ``"[1, 1]"``);
-live capture may name keyword arguments in ``op.kwargs``; nsys ``sizes = [...]`` markers carry
-only shapes, with every non-tensor argument :class:`~pyprof_live.records.Unknown`. A formula asks
-for ``(index, name)`` and gets a checked value, or a FormulaInputError saying what is missing.
-
-Live capture records only the arguments the caller passed: an omitted argument takes its default
-from torch's schema of the recorded overload (matched by position and name), then from the
-formula's own default.
+Sources record arguments differently: Kineto keeps every schema argument in order, defaults
+filled in (its ``Concrete Inputs`` parsed, or kept as strings such as ``"[1, 1]"`` by older
+readers); live capture records the positional arguments the caller passed and names keyword-only
+ones in ``op.kwargs``, so an omitted argument takes its default from torch's schema of the
+recorded overload (matched by position and name), then from the formula's own default; nsys
+``sizes = [...]`` markers carry only shapes, every non-tensor argument
+:class:`~pyprof_live.records.Unknown`. A formula asks for ``(index, name)`` and gets a checked
+value, or a FormulaInputError saying what is missing.
 
 An argument that decides shapes (stride, padding, dim, kernel_size) is never guessed. A
-*modifier* that only refines a count (``add``'s alpha, ``gelu``'s approximate) takes its schema
+*modifier* that only refines a count (``add``'s alpha, ``gelu``'s approximate) takes its
 default when the source recorded only sizes, so nsys ops are not all ``na`` for want of an alpha:
 formulas ask for those with ``modifier=True``.
 """
@@ -181,10 +180,6 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not an int: {value!r}")
         return int(value)
 
-    def opt_int(self, index: int, name: str) -> int | None:
-        value = self._scalar(index, name, None)
-        return None if value is None or value == "" else self.int(index, name)
-
     def ints(self, index: int, name: str, default=_REQUIRED) -> tuple:
         """An ``int[]`` argument; a bare int (``stride=2``) counts as a one-element list."""
         value = self._scalar(index, name, default)
@@ -200,10 +195,6 @@ class OpArgs:
                                                            for v in value):
             raise FormulaInputError(f"{name} is not an int list: {value!r}")
         return tuple(value)
-
-    def opt_ints(self, index: int, name: str) -> tuple | None:
-        value = self._scalar(index, name, None)
-        return None if value is None or value == "" else self.ints(index, name)
 
     def float(self, index: int, name: str, default=_REQUIRED, *, modifier: bool = False) -> float:
         value = self._scalar(index, name, default, modifier)

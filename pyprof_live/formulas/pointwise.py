@@ -55,8 +55,7 @@ def _widest(dtypes) -> str | None:
     return max((canonical_dtype(d) for d in dtypes), key=lambda d: (kind_rank(d), itemsize(d)), default=None)
 
 
-def elementwise(a: OpArgs, flops_per_element: int, operands, *, bool_result: bool = False,
-                out_shape: tuple | None = None) -> Work:
+def elementwise(a: OpArgs, flops_per_element: int, operands, *, bool_result: bool = False) -> Work:
     """Work of an elementwise op whose operands are the arguments named in ``operands``.
 
     ``operands`` holds ``(index, name)`` pairs; tensor operands are read, the (broadcast) output
@@ -67,7 +66,7 @@ def elementwise(a: OpArgs, flops_per_element: int, operands, *, bool_result: boo
     tensors = [v for v in values if isinstance(v, TensorMeta)]
     if not tensors:
         raise FormulaInputError(f"{a.name}: no tensor operand recorded")
-    shape = out_shape if out_shape is not None else broadcast_shapes(*(t.shape for t in tensors))
+    shape = broadcast_shapes(*(t.shape for t in tensors))
     if a.inplace:
         out = values[0] if isinstance(values[0], TensorMeta) else tensors[0]
     else:

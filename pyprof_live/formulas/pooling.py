@@ -58,7 +58,8 @@ def _windowed(a: OpArgs, dims: int, dilation_at: int | None, ceil_at: int, x: Te
     return x.shape[:-dims] + spatial, prod(kernel)
 
 
-def _dims_of(name: str) -> int:
+def spatial_dims(name: str) -> int:
+    """Pooled/interpolated dims of an op from its name: ``max_pool3d`` 3, ``upsample_linear1d`` 1, else 2."""
     return 3 if "3d" in name else 1 if "1d" in name else 2
 
 
@@ -68,7 +69,7 @@ def _dims_of(name: str) -> int:
          "aten::quantized_max_pool2d")
 def _max_pool(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
-    dims = _dims_of(a.name)
+    dims = spatial_dims(a.name)
     out = a.output(0)
     if out is None:
         shape, window = _windowed(a, dims, 4, 5, x)
@@ -85,7 +86,7 @@ def _max_pool(a: OpArgs) -> Work:
 @builtin("aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d")
 def _avg_pool(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
-    dims = _dims_of(a.name)
+    dims = spatial_dims(a.name)
     out = a.output(0)
     if out is None:
         shape, window = _windowed(a, dims, None, 4, x)
@@ -106,7 +107,7 @@ def _max_pool_backward(a: OpArgs) -> Work:
 @builtin("aten::avg_pool2d_backward", "aten::avg_pool3d_backward")
 def _avg_pool_backward(a: OpArgs) -> Work:
     grad, x = a.tensor(0, "grad_output"), a.tensor(1, "self")
-    window = prod(_spatial_param(a, 2, "kernel_size", _dims_of(a.name)))
+    window = prod(_spatial_param(a, 2, "kernel_size", spatial_dims(a.name)))
     return Work((window + 1) * numel(grad.shape), (grad,), (a.output(0) or TensorMeta(x.shape, x.dtype),))
 
 
@@ -137,7 +138,7 @@ def _adaptive_output(a: OpArgs, x: TensorMeta, dims: int) -> tuple:
          "aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d")
 def _adaptive_pool(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
-    dims = _dims_of(a.name)
+    dims = spatial_dims(a.name)
     shape = check_shape(_adaptive_output(a, x, dims), "output_size")
     summed = adaptive_window_elements(x.shape[-dims:], shape[-dims:]) * numel(x.shape[:-dims])
     writes = (a.output(0) or TensorMeta(shape, x.dtype),)
@@ -148,12 +149,13 @@ def _adaptive_pool(a: OpArgs) -> Work:
 
 # _adaptive_avg_pool2d_backward(grad_output, self); adaptive_max_pool2d_backward(grad_output, self, indices)
 @builtin("aten::_adaptive_avg_pool2d_backward", "aten::_adaptive_avg_pool3d_backward",
-         "aten::adaptive_avg_pool3d_backward", "aten::adaptive_max_pool2d_backward", "aten::adaptive_max_pool3d_backward")
+         "aten::adaptive_avg_pool3d_backward", "aten::adaptive_max_pool2d_backward",
+         "aten::adaptive_max_pool3d_backward")
 def _adaptive_pool_backward(a: OpArgs) -> Work:
     grad, x = a.tensor(0, "grad_output"), a.tensor(1, "self")
     grad_input = a.output(0) or TensorMeta(x.shape, x.dtype)
     if "max" in a.name:
         return Work(numel(grad.shape), (grad, a.tensor(2, "indices")), (grad_input,))
-    dims = _dims_of(a.name)
+    dims = spatial_dims(a.name)
     spread = adaptive_window_elements(x.shape[-dims:], grad.shape[-dims:]) * numel(x.shape[:-dims])
     return Work(spread + numel(grad.shape), (grad,), (grad_input,))

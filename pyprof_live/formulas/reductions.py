@@ -55,7 +55,8 @@ def reduction(a: OpArgs, per_input: int, per_output: int = 0, *, dim_at: int | N
     return Work(per_input * numel(x.shape) + per_output * numel(shape), (x,), written)
 
 
-# sum(self, dim, keepdim, dtype); sum.default(self, dtype) has no dim.
+# sum.dim_IntList(self, dim, keepdim, dtype) / sum.default(self, dtype); mean likewise; nansum and nanmean
+# always take (self, dim, keepdim, dtype).
 @builtin("aten::sum", "aten::nansum")
 def _sum(a: OpArgs) -> Work:
     if _no_dim_overload(a):
@@ -72,6 +73,8 @@ def _mean(a: OpArgs) -> Work:
 
 def _no_dim_overload(a: OpArgs) -> bool:
     """sum/mean called without dims (``.default``): one argument plus an optional dtype."""
+    if a.name in ("aten::nansum", "aten::nanmean"):
+        return False
     if a.op.overload:
         return a.op.overload == "default"
     second = a.value(1, "dim", None)

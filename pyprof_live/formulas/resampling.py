@@ -13,6 +13,7 @@ from math import floor
 
 from ..records import TensorMeta
 from .opargs import OpArgs
+from .pooling import spatial_dims
 from .registry import builtin
 from .work import FormulaInputError, Work, check_shape, numel
 
@@ -26,10 +27,6 @@ def _per_output(name: str, dims: int) -> int:
     if "bicubic" in name:
         return _BICUBIC
     return _LERP * (2 ** dims - 1)
-
-
-def _dims_of(name: str) -> int:
-    return 3 if "3d" in name else 1 if "1d" in name else 2
 
 
 _UPSAMPLE = [f"aten::upsample_{mode}{d}d" for mode, d in
@@ -49,9 +46,10 @@ def _scale_factors(a: OpArgs, x: TensorMeta, dims: int) -> tuple:
 
 @builtin(*_UPSAMPLE)
 def _upsample(a: OpArgs) -> Work:
-    # upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w); .vec(input, output_size?, ..., scale_factors?)
+    # upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    # .vec(input, output_size?, [align_corners,] scale_factors?)
     x = a.tensor(0, "input" if a.op.overload == "vec" else "self")
-    dims = _dims_of(a.name)
+    dims = spatial_dims(a.name)
     out = a.output(0)
     if out is None:
         size = a.value(1, "output_size", None)
@@ -65,7 +63,7 @@ def _upsample_backward(a: OpArgs) -> Work:
     # upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales...)
     grad = a.tensor(0, "grad_output")
     grad_input = a.output(0) or TensorMeta(check_shape(a.ints(2, "input_size"), "input_size"), grad.dtype)
-    return Work(_per_output(a.name, _dims_of(a.name)) * numel(grad.shape), (grad,), (grad_input,))
+    return Work(_per_output(a.name, spatial_dims(a.name)) * numel(grad.shape), (grad,), (grad_input,))
 
 
 # grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners); modes 0 bilinear, 1 nearest, 2 bicubic

@@ -22,7 +22,7 @@ from ..records import TensorMeta
 from .opargs import OpArgs
 from .pointwise import T
 from .registry import builtin
-from .work import FormulaInputError, Work, numel
+from .work import FormulaInputError, Work, numel, present
 
 # cuDNN's mode enum, also used by mkldnn_rnn_layer: 0 RNN_RELU, 1 RNN_TANH, 2 LSTM, 3 GRU.
 _GATES = {0: 1, 1: 1, 2: 4, 3: 3}
@@ -73,9 +73,6 @@ def _tokens(x: TensorMeta) -> int:
     return prod(x.shape[:-1])
 
 
-def _present(*tensors) -> tuple:
-    return tuple(t for t in tensors if t is not None)
-
 
 # -- oneDNN: one layer, one direction per op ---------------------------------------------------
 
@@ -100,7 +97,7 @@ def _mkldnn_rnn_layer_backward(a: OpArgs) -> Work:
     x = a.tensor(0, "input")
     weights = tuple(a.tensor(1 + i, f"weight{i + 1}") for i in range(4))
     hx, cx, output = a.tensor(5, "hx_"), a.tensor(6, "cx_tmp"), a.tensor(7, "output")
-    grads = _present(a.opt_tensor(10, "grad_output"), a.opt_tensor(11, "grad_hy"), a.opt_tensor(12, "grad_cy"))
+    grads = present(a.opt_tensor(10, "grad_output"), a.opt_tensor(11, "grad_hy"), a.opt_tensor(12, "grad_cy"))
     shape = RnnShape(_tokens(x), x.shape[-1], a.int(15, "hidden_size"), _mode(a.int(14, "mode")),
                      biases=a.bool(17, "has_biases"))
     written = (x,) + weights + (hx, cx)
@@ -131,7 +128,7 @@ def _cudnn_rnn(a: OpArgs) -> Work:
     out_size = (shape.proj or shape.hidden) * shape.directions
     out = a.output(0) or TensorMeta(x.shape[:-1] + (out_size,), x.dtype)
     finals = (a.output(1) or hx,) + ((a.output(2) or cx,) if cx is not None else ())
-    return Work(shape.forward_flops(), (x,) + weights + _present(hx, cx), (out,) + finals)
+    return Work(shape.forward_flops(), (x,) + weights + present(hx, cx), (out,) + finals)
 
 
 # _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy,
@@ -142,7 +139,7 @@ def _cudnn_rnn_backward(a: OpArgs) -> Work:
     x, weights, hx, cx = a.tensor(0, "input"), a.tensor_list(1, "weight"), a.tensor(4, "hx"), a.opt_tensor(5, "cx")
     shape = _cudnn_shape(a, x, 4)
     mask = a.bools(21, "output_mask")
-    reads = (x,) + weights + _present(hx, cx, a.tensor(6, "output"), a.opt_tensor(7, "grad_output"),
+    reads = (x,) + weights + present(hx, cx, a.tensor(6, "output"), a.opt_tensor(7, "grad_output"),
                                       a.opt_tensor(8, "grad_hy"), a.opt_tensor(9, "grad_cy"))
     grads = ((x,) if mask[0] else ()) + ((hx,) if mask[1] else ()) + ((cx,) if mask[2] and cx is not None else ())
     grads += weights if mask[3] else ()
@@ -182,7 +179,7 @@ def _cell(a: OpArgs) -> Work:
     mode = _MODE_OF_NAME[a.name.removeprefix("aten::").removesuffix("_cell")]
     states = a.tensor_list(1, "hx") if mode == 2 else (a.tensor(1, "hx"),)
     w_ih, w_hh = a.tensor(2, "w_ih"), a.tensor(3, "w_hh")
-    biases = _present(a.opt_tensor(4, "b_ih"), a.opt_tensor(5, "b_hh"))
+    biases = present(a.opt_tensor(4, "b_ih"), a.opt_tensor(5, "b_hh"))
     hidden = w_hh.shape[-1]
     shape = RnnShape(numel(x.shape[:-1]), x.shape[-1], hidden, mode, biases=bool(biases))
     return Work(shape.forward_flops(), (x,) + states + (w_ih, w_hh) + biases,
@@ -195,7 +192,7 @@ def _cell(a: OpArgs) -> Work:
 def _fused_cell(a: OpArgs) -> Work:
     # The GEMMs ran before (as addmm/mm); this is the cell's pointwise part.
     input_gates, hidden_gates, state = a.tensor(0, "input_gates"), a.tensor(1, "hidden_gates"), a.tensor(2, "cx")
-    biases = _present(a.opt_tensor(3, "input_bias"), a.opt_tensor(4, "hidden_bias"))
+    biases = present(a.opt_tensor(3, "input_bias"), a.opt_tensor(4, "hidden_bias"))
     mode = 2 if "lstm" in a.name else 3
     rows, hidden = numel(state.shape[:-1]), state.shape[-1]
     per_unit, bias_adds = _POINTWISE[mode]
@@ -213,7 +210,7 @@ def _fused_cell(a: OpArgs) -> Work:
 def _fused_cell_backward(a: OpArgs) -> Work:
     lstm = "lstm" in a.name
     workspace = a.tensor(4 if lstm else 1, "workspace")
-    reads = (workspace,) + (_present(a.opt_tensor(0, "grad_hy"), a.opt_tensor(1, "grad_cy"), a.tensor(2, "cx"),
+    reads = (workspace,) + (present(a.opt_tensor(0, "grad_hy"), a.opt_tensor(1, "grad_cy"), a.tensor(2, "cx"),
                                      a.tensor(3, "cy")) if lstm else (a.tensor(0, "grad_hy"),))
     rows, gate_width = workspace.shape[0], workspace.shape[-1]
     hidden = gate_width // (4 if lstm else 5)

@@ -22,7 +22,7 @@ VIEW_OPS = (
     "unsafe_chunk tensor_split unbind hsplit vsplit dsplit diagonal unfold view_as_real view_as_complex real imag "
     "conj _conj _neg_view resolve_conj resolve_neg positive indices values crow_indices col_indices "
     "ccol_indices row_indices _indices _values _coalesced_ _nested_view_from_buffer _nested_view_from_jagged "
-    "atleast_1d atleast_2d atleast_3d broadcast_to broadcast_tensors"
+    "atleast_1d atleast_2d atleast_3d broadcast_to broadcast_tensors unflatten_dense_tensors"
 )
 ALLOCATION_OPS = "empty empty_like empty_strided new_empty new_empty_strided resize_ resize_as_ _resize_output_ " \
                  "empty_permuted set_ _empty_affine_quantized"
@@ -33,14 +33,15 @@ METADATA_OPS = (
     "_shape_as_tensor can_cast promote_types _assert_async _assert_tensor_metadata _functional_assert_async "
     "record_stream _version output_nr requires_grad_ retain_grad _backward set_data data"
 )
-PROFILER_OPS = ("profiler::_record_function_enter", "profiler::_record_function_enter_new",
-                "profiler::_record_function_exit")
+# Not aten ops, but recorded by name: profiler bookkeeping, and the autograd-level detach Kineto shows.
+OTHER_NO_WORK = ("profiler::_record_function_enter", "profiler::_record_function_enter_new",
+                 "profiler::_record_function_exit", "detach", "detach_")
 
 
 def no_work_names() -> list[str]:
     """Every op name that is 0 flops and 0 bytes by rule."""
     aten = f"{VIEW_OPS} {ALLOCATION_OPS} {MAYBE_COPY_OPS} {METADATA_OPS}".split()
-    return ["aten::" + name for name in aten] + list(PROFILER_OPS)
+    return ["aten::" + name for name in aten] + list(OTHER_NO_WORK)
 
 
 builtin(*no_work_names())(lambda a: NO_WORK)

@@ -38,6 +38,11 @@ class Work(NamedTuple):
 NO_WORK = Work(0)
 
 
+def present(*tensors) -> tuple:
+    """The tensors that are there (optional arguments may be None)."""
+    return tuple(t for t in tensors if t is not None)
+
+
 def check_shape(shape, what: str = "tensor") -> tuple:
     """``shape`` as a tuple of non-negative ints, or FormulaInputError naming the bad value."""
     if not isinstance(shape, (tuple, list)) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
