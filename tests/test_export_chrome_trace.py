@@ -14,15 +14,13 @@ from collections import Counter, defaultdict
 from decimal import Decimal
 
 import pytest
-import torch
 
 import pyprof_live
 from pyprof_live.profile import Profile
-from pyprof_live.records import ApiRecord, KernelRecord, MemoryRecord, OpRecord, RangeRecord, TensorMeta
 from pyprof_live.render import chrome_trace as chrome_trace_module
 from pyprof_live.render.chrome_trace import chrome_trace
 
-BIG_TID = 2**40  # a Python thread ident: too large for the uint32 tids viewers read
+from .export_fixtures import BIG_TID, hand_profile, live_profile
 
 
 def perfetto_ns(value: float) -> int:
@@ -110,31 +108,7 @@ def round_trip(trace, tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# A profile built by hand
-
-
-def hand_profile() -> Profile:
-    """linear > addmm (same start), a bwd mm tied to addmm by seq 7, 2 kernels, 1 memcpy, 2 ranges.
-
-    pid 0 (as live profiles) clashes with GPU 0; the thread ident does not fit in 32 bits; the
-    nvtx range starts inside linear and ends after it, so it cannot nest on the thread's track.
-    """
-    x, w, b = TensorMeta((8, 16), "float32"), TensorMeta((16, 4), "float32"), TensorMeta((4,), "float32")
-    ops = [
-        OpRecord("aten::linear", 1000, 5000, tid=BIG_TID, dir="fwd", module="Net.fc"),
-        OpRecord("aten::addmm", 1000, 4000, tid=BIG_TID, seq=7, inputs=(b, x, w, 1, 1),
-                 outputs=(TensorMeta((8, 4), "float32"),)),
-        OpRecord("aten::mm", 10000, 12000, tid=BIG_TID, dir="bwd", altseq=7, node="AddmmBackward0"),
-    ]
-    apis = [ApiRecord("cudaLaunchKernel", 2000, 2100, correlation=1, tid=BIG_TID),
-            ApiRecord("cudaMemcpyAsync", 3000, 3050, correlation=3, tid=BIG_TID),
-            ApiRecord("cudaLaunchKernel", 10500, 10600, correlation=2, tid=BIG_TID)]
-    kernels = [KernelRecord("void gemm_kernel<float>(float*)", 2500, 3500, stream=7, correlation=1),
-               KernelRecord("mm_kernel", 11000, 11800, stream=7, correlation=2)]
-    memops = [MemoryRecord("memcpy", 3200, 3300, bytes=1000, copy_kind="HtoD", stream=13, correlation=3)]
-    ranges = [RangeRecord("step 0", 500, 13000, tid=BIG_TID, kind="step"),
-              RangeRecord("nvtx overlap", 4500, 11000, tid=BIG_TID)]
-    return Profile(ops=ops, apis=apis, kernels=kernels, memops=memops, ranges=ranges, meta={"source": "test"})
+# A profile built by hand (tests/export_fixtures.py)
 
 
 def test_hand_profile_tracks_times_and_flows(tmp_path):
@@ -213,10 +187,7 @@ def test_empty_profile_exports_a_valid_trace():
 
 
 def test_live_cpu_profile_has_one_slice_per_op_and_forward_backward_flows(tmp_path):
-    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
-    with pyprof_live.profile() as p:
-        model(torch.randn(3, 8)).sum().backward()
-        p.step()
+    p = live_profile(steps=1)
     path = tmp_path / "live.json"
     p.export_chrome_trace(path)
     trace = json.loads(path.read_text())

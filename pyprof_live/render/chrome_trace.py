@@ -9,17 +9,14 @@ rather than being dropped by the viewer.
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import tempfile
 from collections import defaultdict
-from pathlib import Path
 
 from .. import cells
 from ..formulas import evaluate
 from ..kernel_names import short_name
 from ..records import NO_LINK
+from .files import write_text_atomically
 
 #: Perfetto reads ``ts``/``dur`` as float µs and truncates ``value * 1000`` to integer ns, so
 #: 1.001 µs would come back as 1000 ns and break nesting; a quarter ns added before dividing makes
@@ -78,32 +75,13 @@ def chrome_trace(profile) -> dict:
 
 
 def write_chrome_trace(profile, path) -> int:
-    """Write :func:`chrome_trace` to ``path`` (gzip'd when it ends in .gz) atomically; returns the event count.
+    """Write :func:`chrome_trace` to ``path`` (gzip'd when it ends in .gz); returns the event count.
 
-    The file is written beside ``path`` and renamed over it, so a viewer never sees half a trace.
+    Written atomically (see :mod:`.files`), so a viewer never opens half a trace.
     """
     trace = chrome_trace(profile)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if path.suffix == ".gz":
-                with gzip.GzipFile(fileobj=raw, mode="wb") as gz, _text(gz) as out:
-                    json.dump(trace, out, separators=(",", ":"))
-            else:
-                with _text(raw) as out:
-                    json.dump(trace, out, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_text_atomically(path, lambda out: json.dump(trace, out, separators=(",", ":")))
     return len(trace["traceEvents"])
-
-
-def _text(binary):
-    import io
-
-    return io.TextIOWrapper(binary, encoding="utf-8", write_through=True)
 
 
 def _origin(records) -> int:
