@@ -1,8 +1,8 @@
 """The column contract of ``p.table()``: every column's name, header and meaning, in one place.
 
 Other parts of the package (views, renderers, CLI ``--help``, README) read this table; a column
-exists only if it is listed here. PyProf's 20 columns keep PyProf's meaning; ``module``, ``host``
-and ``ops`` are ours.
+exists only if it is listed here. PyProf's 20 columns keep PyProf's meaning; ``module``, ``host``,
+``ops`` and the speed-of-light columns ``ideal``, ``sol%`` and ``bound`` are ours.
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ COLUMNS = (
     Column("module", "ModulePath", False, "nn.Module path (ResNet.layer1.0.conv1); bwd ops carry their fwd op's"),
     Column("host", "Host(ns)", True, "host time of the op in ns (on its first row)"),
     Column("ops", "Ops", False, "chain of enclosing ops, outermost first, ending with `op`"),
+    Column("ideal", "Ideal(ns)", True, "speed-of-light time of the op on its GPU: max(flops / peak math rate, "
+           "bytes / DRAM bandwidth), dense peaks (on its first row; '-' = no kernels, formula or peak figures)"),
+    Column("sol%", "SOL%", True, "ideal as a percentage of the device time of all the op's kernels (on its first row)"),
+    Column("bound", "Bound", False, "compute or memory: which term of the ideal time is larger (on its first row)"),
 )
 
 BY_NAME = {c.name: c for c in COLUMNS}

@@ -14,7 +14,7 @@ from .errors import ColumnError
 from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
-_LARGEST_FIRST = ("sil", "host", "flops", "bytes")
+_LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
 
 
 @dataclass
@@ -119,6 +119,45 @@ class Profile:
 
         return overview(self)
 
+    # -- speed of light and recommendations --------------------------------------------------------
+
+    def recommendations(self):
+        """What to change, each with the ops/kernels concerned and the time at stake, largest first
+        (a View; rules and what each needs: pyprof_live/analysis/recommendations.py)."""
+        from .analysis.recommendations import recommendations
+
+        return recommendations(self)
+
+    def set_peak(self, peak) -> None:
+        """Use these peak figures for every GPU of this profile instead of the built-in table.
+
+        :param peak: a :class:`~pyprof_live.analysis.peaks.GpuPeak` with your own figures, a name the
+            table knows (``"H100 SXM"``, ``"NVIDIA A100-SXM4-80GB"``), or None to go back to the table.
+        The choice is kept in ``meta["peak"]``, so a saved profile keeps it.
+        """
+        from .analysis.peaks import PEAKS, GpuPeak, find_peak
+
+        if peak is None:
+            self.meta.pop("peak", None)
+            return
+        if isinstance(peak, str):
+            found = find_peak(peak)
+            if found is None:
+                raise ValueError(f"no peak figures for {peak!r}; known: {', '.join(PEAKS)}; or pass a GpuPeak")
+            peak = found
+        if not isinstance(peak, GpuPeak):
+            raise TypeError(f"set_peak takes a GpuPeak, a GPU name or None, not {type(peak).__name__}")
+        self.meta["peak"] = peak.as_dict()
+
+    def peak(self, device: int | None = None):
+        """The GpuPeak the roofline uses for ``device`` (default: the first GPU that ran kernels), or None."""
+        from .analysis.peaks import device_peaks
+
+        peaks = device_peaks(self)
+        if device is None:
+            device = next((k.device for k in self.records.kernels), next(iter(sorted(peaks)), None))
+        return peaks.get(device)
+
     def save(self, path) -> None:
         """Write the records to ``path`` (versioned, gzip'd JSON); read back with ``pyprof_live.load``."""
         from .savefile import save
@@ -179,5 +218,6 @@ def _footer(profile, rows, facts) -> list:
         share = 100.0 * facts["time_without_formula"] / facts["time_total"] if facts["time_total"] else 0.0
         notes.append(f"{facts['ops_without_formula']} ops ({share:.1f}% of their time) have no flops/bytes "
                      "formula: shown as na")
+    notes.extend(facts.get("notes", []))
     notes.extend(profile.meta.get("warnings", []))
     return notes

@@ -10,6 +10,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from . import cells
+from .analysis import roofline as roofline_cells
+from .analysis.devicework import DeviceWork
+from .analysis.roofline import RooflineSum
+from .analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
 from .formulas import evaluate
 from .kernel_names import short_name, uses_tensor_cores
 from .records import NO_LINK
@@ -110,12 +114,13 @@ def _device_cells(kind: str, item) -> dict:
 def kernel_rows(profile) -> tuple[list, dict]:
     """One row per kernel (and memcpy/memset) plus one per innermost op that launched none.
 
-    Op-level quantities (host, flops, bytes) are on the op's first row only. Returns the rows in
-    launch order and coverage facts for the footer.
+    Op-level quantities (host, flops, bytes, ideal, sol%, bound) are on the op's first row only.
+    Returns the rows in launch order and coverage facts for the footer.
     """
     profile.correlation  # noqa: B018 - links must be filled before reading them
     ops = profile.records.ops
     by_op, unattributed = _device_work(profile)
+    device_work = DeviceWork(profile)
     has_children = {op.parent for op in ops if op.parent != NO_LINK}
     keyed = []
     no_formula_ops = 0
@@ -135,6 +140,7 @@ def kernel_rows(profile) -> tuple[list, dict]:
         if not work:
             keyed.append(((op.start, 0), dict(first, sub=None)))
             continue
+        first.update(roofline_cells.cells(device_work.roofline(i, cost)))
         for sub, (key, kind, item) in enumerate(work):
             row = first if sub == 0 else dict(shared)
             row.update(_device_cells(kind, item), sub=sub)
@@ -154,6 +160,7 @@ def kernel_rows(profile) -> tuple[list, dict]:
         "time_total": total_time,
         "unattributed": len(unattributed),
         "unattributed_time": sum(e[2].end - e[2].start for e in unattributed),
+        "notes": peak_notes(profile, device_work),
     }
     return rows, facts
 
@@ -163,8 +170,36 @@ def _cost_cell(value):
     return "na" if value is None else value
 
 
+def peak_notes(profile, device_work) -> list:
+    """Which peak figures the roofline columns used, and which GPUs had none."""
+    used = sorted({entry.device for entry in device_work.by_op.values() if entry.kernels_total})
+    names = {d.id: d.name for d in profile.records.devices}
+    notes = []
+    for device in used:
+        peak = device_work.peaks.get(device)
+        label = names.get(device, "unknown GPU")
+        if peak is None:
+            notes.append(f"no peak figures for device {device} ({label}): ideal, sol% and bound are '-'; "
+                         "give them with p.set_peak(...)")
+        else:
+            notes.append(f"speed of light on device {device} ({label}): {peak.name} dense peaks, "
+                         f"{peak.bandwidth:g} GB/s DRAM")
+    return notes
+
+
+def _has_device_time(profile) -> bool:
+    return bool(profile.records.kernels or profile.records.memops)
+
+
+_ROOFLINE_COLUMNS = ("ideal", "sol%", "bound")
+
+
 def op_summary(profile, by: str = "op") -> View:
-    """Per op (or op + input shapes): calls, host total/self, device time, flops, bytes."""
+    """Per op (or op + input shapes): calls, host total/self, device total/self, flops, bytes, roofline.
+
+    ``dev`` counts the kernels and memcpy/memset an op launched and those of the ops it called;
+    ``dev_self`` only its own. The roofline of a group sums ``ideal`` and device time over its calls.
+    """
     if by not in ("op", "op+shape"):
         raise ValueError(f'by must be "op" or "op+shape", not {by!r}')
     profile.correlation  # noqa: B018
@@ -173,23 +208,24 @@ def op_summary(profile, by: str = "op") -> View:
     for op in ops:
         if op.parent != NO_LINK:
             child_time[op.parent] += op.end - op.start
-    device = defaultdict(int)
-    for item in list(profile.records.kernels) + list(profile.records.memops):
-        if item.op != NO_LINK:
-            device[item.op] += item.end - item.start
+    work = DeviceWork(profile)
     groups: dict = {}
+    lines: dict = {}
     for i, op in enumerate(ops):
         shapes = cells.params_text(op) if by == "op+shape" else ""
         key = (op.name, shapes)
         g = groups.get(key)
         if g is None:
             g = groups[key] = {"op": op.name, "params": shapes or None, "calls": 0, "host": 0, "host_self": 0,
-                               "sil": 0, "flops": 0, "bytes": 0}
+                               "dev": 0, "dev_self": 0, "flops": 0, "bytes": 0}
+            lines[key] = RooflineSum()
+        device = work.get(i)
         g["calls"] += 1
         host = op.end - op.start
         g["host"] += host
         g["host_self"] += host - child_time[i]
-        g["sil"] += device[i]
+        g["dev"] += device.dev_total
+        g["dev_self"] += device.dev_self
         cost = evaluate(op)
         for name in ("flops", "bytes"):
             value = getattr(cost, name)
@@ -197,47 +233,88 @@ def op_summary(profile, by: str = "op") -> View:
                 g[name] = "na"
             else:
                 g[name] += value
-    rows = sorted(groups.values(), key=lambda g: (-g["sil"], -g["host_self"], g["op"]))
-    columns = ("op", "params", "calls", "host", "host_self", "sil", "flops", "bytes") if by == "op+shape" else \
-        ("op", "calls", "host", "host_self", "sil", "flops", "bytes")
-    return View(f"ops by {by}", columns, rows)
+        lines[key].add(work.roofline(i, cost), device.kernel_total)
+    for key, g in groups.items():
+        g.update(lines[key].cells())
+        g["sil"] = g["dev_self"]  # the name this view used before dev/dev_self; kept for existing callers
+    rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"]))
+    columns = ("op", "params") if by == "op+shape" else ("op",)
+    columns += ("calls", "host", "host_self")
+    if _has_device_time(profile):
+        columns += ("dev", "dev_self")
+    columns += ("flops", "bytes")
+    if any(g["ideal"] is not None for g in rows):
+        columns += _ROOFLINE_COLUMNS
+    return View(f"ops by {by}", columns, rows, peak_notes(profile, work))
 
 
 def module_summary(profile) -> View:
-    """Per nn.Module path, inclusive of its children: ops, host time fwd/bwd/opt, device time."""
+    """The nn.Module tree (paths in tree order), each inclusive of its children: host and device time,
+    forward and backward, and the roofline of the ops it ran.
+
+    Host times come from innermost ops (so nested ops are not counted twice); device time from every
+    op's own kernels and memcpy/memset, so each is counted once, at the op that launched it.
+    """
     profile.correlation  # noqa: B018
     ops = profile.records.ops
-    device = defaultdict(int)
-    for item in list(profile.records.kernels) + list(profile.records.memops):
-        if item.op != NO_LINK:
-            device[item.op] += item.end - item.start
+    work = DeviceWork(profile)
     has_children = {op.parent for op in ops if op.parent != NO_LINK}
     totals: dict = {}
+    lines: dict = {}
     for i, op in enumerate(ops):
-        if i in has_children or not op.module:
-            continue  # innermost ops only, so nested imports are not counted twice
+        if not op.module:
+            continue
+        innermost = i not in has_children
+        device = work.get(i)
+        if not innermost and not device.dev_self:
+            continue
+        # the roofline of the op that launched the kernels, when none of its callees launched any
+        launched = device.kernel_self and device.kernel_self == device.kernel_total
+        line = work.roofline(i, evaluate(op)) if launched else None
         parts = op.module.split(".")
         for depth in range(1, len(parts) + 1):
             path = ".".join(parts[:depth])
             t = totals.get(path)
             if t is None:
-                t = totals[path] = {"module": path, "ops": 0, "host_self": 0, "host": 0, "fwd": 0, "bwd": 0,
-                                    "sil": 0}
-            host = op.end - op.start
-            t["ops"] += 1
-            t["host"] += host
-            if depth == len(parts):
-                t["host_self"] += host
+                t = totals[path] = {"module": path, "depth": depth - 1, "ops": 0, "host_self": 0, "host": 0,
+                                    "fwd": 0, "bwd": 0, "dev": 0, "dev_self": 0, "dev_fwd": 0, "dev_bwd": 0}
+                lines[path] = RooflineSum()
+            own = depth == len(parts)
+            if innermost:
+                host = op.end - op.start
+                t["ops"] += 1
+                t["host"] += host
+                if own:
+                    t["host_self"] += host
+                if op.dir in ("fwd", "bwd"):
+                    t[op.dir] += host
+            lines[path].add(line, device.kernel_total)
+            t["dev"] += device.dev_self
+            if own:
+                t["dev_self"] += device.dev_self
             if op.dir in ("fwd", "bwd"):
-                t[op.dir] += host
-            t["sil"] += device[i]
+                t["dev_" + op.dir] += device.dev_self
     rows = [totals[k] for k in sorted(totals)]
-    return View("modules", ("module", "ops", "host", "host_self", "fwd", "bwd", "sil"), rows)
+    for row in rows:
+        row.update(lines[row["module"]].cells())
+        row["sil"] = row["dev"]  # the name this view used before dev; kept for existing callers
+    columns = ("module", "ops", "host", "host_self", "fwd", "bwd")
+    if _has_device_time(profile):
+        columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")
+    if any(r["ideal"] is not None for r in rows):
+        columns += _ROOFLINE_COLUMNS
+    return View("modules", columns, rows, peak_notes(profile, work))
 
 
 def kernel_summary(profile) -> View:
-    """Per kernel name: calls, total/mean/min/max device time, tensor cores."""
+    """Per kernel name: calls, total/mean/min/max device time, tensor cores, and the roofline over the
+    calls that were their op's only kernel (a kernel sharing its op with others has no ideal of its own)."""
+    profile.correlation  # noqa: B018
+    work = DeviceWork(profile)
+    ops = profile.records.ops
     groups: dict = {}
+    lines: dict = {}
+    line_of_op: dict = {}
     for k in profile.records.kernels:
         name = short_name(k.name)
         d = k.end - k.start
@@ -246,48 +323,75 @@ def kernel_summary(profile) -> View:
             tc = uses_tensor_cores(k.name)
             g = groups[name] = {"kernel": name, "calls": 0, "sil": 0, "min": d, "max": d,
                                 "tc": None if tc is None else int(tc)}
+            lines[name] = RooflineSum()
         g["calls"] += 1
         g["sil"] += d
         g["min"] = min(g["min"], d)
         g["max"] = max(g["max"], d)
+        if k.op != NO_LINK and work.get(k.op).kernels_total == 1:
+            if k.op not in line_of_op:
+                line_of_op[k.op] = work.roofline(k.op, evaluate(ops[k.op]))
+            lines[name].add(line_of_op[k.op], d)
     rows = sorted(groups.values(), key=lambda g: (-g["sil"], g["kernel"]))
     for g in rows:
         g["mean"] = g["sil"] // g["calls"]
-    return View("kernels", ("kernel", "calls", "sil", "mean", "min", "max", "tc"), rows)
-
-
-DATALOADER_PREFIX = "enumerate(DataLoader)#"
+        g.update(lines[g["kernel"]].cells())
+    columns = ("kernel", "calls", "sil", "mean", "min", "max", "tc")
+    if any(g["ideal"] is not None for g in rows):
+        columns += _ROOFLINE_COLUMNS
+    return View("kernels", columns, rows, peak_notes(profile, work))
 
 
 def overview(profile) -> View:
-    """Where the time went: host op time per direction, device time per kind, data loading, steps."""
+    """One row per step (and a total): wall time split into kernel, memcpy, memset, runtime, dataloader,
+    CPU exec and other (see analysis/timeline.py), GPU busy and idle. The notes say what the profile
+    holds and list its top recommendations."""
     profile.correlation  # noqa: B018
-    ops = profile.records.ops
-    has_children = {op.parent for op in ops if op.parent != NO_LINK}
-    rows = [{"metric": "source", "value": profile.meta.get("source", "?")}]
-    for d in profile.records.devices:
-        rows.append({"metric": f"device {d.id}", "value": d.name})
-    steps = [r for r in profile.records.ranges if r.kind == "step"]
-    if steps:
-        rows.append({"metric": "steps recorded", "value": len(steps)})
-        rows.append({"metric": "step time (ns)", "value": sum(r.end - r.start for r in steps)})
+    steps = step_breakdown(profile)
+    rows = []
+    for step in steps:
+        row = {"step": step.name, "dur": step.duration, **step.time}
+        rows.append(_with_busy(row))
+    if len(steps) > 1:
+        total = {"step": "total", "dur": sum(s.duration for s in steps)}
+        total.update({c: sum(s.time[c] for s in steps) for c in CATEGORIES})
+        rows.append(_with_busy(total))
+    device = _has_device_time(profile)
+    shown = CATEGORIES if device else tuple(c for c in CATEGORIES if c not in DEVICE_CATEGORIES + ("runtime",))
+    columns = ("step", "dur") + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
+    return View("overview", columns, rows, notes=_overview_notes(profile))
+
+
+def _with_busy(row: dict) -> dict:
+    busy = sum(row[c] for c in DEVICE_CATEGORIES)
+    row.update(gpu_busy=busy, gpu_idle=row["dur"] - busy,
+               **{"busy%": round(100.0 * busy / row["dur"], 1) if row["dur"] else None})
+    return row
+
+
+def _overview_notes(profile) -> list:
+    records = profile.records
+    notes = [f"source: {profile.meta.get('source', '?')}"]
+    used = {k.device for k in records.kernels}
+    for d in records.devices:
+        if d.id in used or not used:
+            notes.append(f"device {d.id}: {d.name}")
+    has_children = {op.parent for op in records.ops if op.parent != NO_LINK}
     by_dir = defaultdict(int)
-    for i, op in enumerate(ops):
+    for i, op in enumerate(records.ops):
         if i not in has_children:
             by_dir[op.dir or "other"] += op.end - op.start
-    rows.append({"metric": "ops", "value": len(ops)})
-    for direction in ("fwd", "bwd", "opt", "recompute", "other"):
-        if by_dir.get(direction):
-            rows.append({"metric": f"host op time {direction} (ns)", "value": by_dir[direction]})
-    loading = sum(r.end - r.start for r in profile.records.ranges if r.name.startswith(DATALOADER_PREFIX))
-    if loading:
-        rows.append({"metric": "data loading (ns)", "value": loading})
-    rows.append({"metric": "kernels", "value": len(profile.records.kernels)})
-    if profile.records.kernels:
-        rows.append({"metric": "kernel time (ns)", "value": sum(k.end - k.start for k in profile.records.kernels)})
-        rows.append({"metric": "kernels unattributed", "value": profile.correlation.kernels_unattributed})
-    for kind in ("memcpy", "memset"):
-        items = [m for m in profile.records.memops if m.kind == kind]
-        if items:
-            rows.append({"metric": f"{kind} time (ns)", "value": sum(m.end - m.start for m in items)})
-    return View("overview", ("metric", "value"), rows, notes=list(profile.meta.get("warnings", [])))
+    spent = ", ".join(f"{d} {by_dir[d]}" for d in ("fwd", "bwd", "opt", "recompute", "other") if by_dir.get(d))
+    notes.append(f"{len(records.ops)} ops" + (f"; innermost op host time (ns): {spent}" if spent else ""))
+    if records.kernels:
+        notes.append(f"{len(records.kernels)} kernels, {profile.correlation.kernels_unattributed} of them launched "
+                     "outside any recorded op")
+    from .analysis.recommendations import recommendations
+
+    advice = recommendations(profile)
+    for row in advice.rows[:3]:
+        notes.append(f"recommendation [{row['rule']}]: {row['advice']} ({row['at_stake']} ns at stake)")
+    if len(advice.rows) > 3:
+        notes.append(f"... {len(advice.rows) - 3} more: p.recommendations()")
+    notes.extend(profile.meta.get("warnings", []))
+    return notes

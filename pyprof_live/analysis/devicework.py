@@ -1,0 +1,86 @@
+"""What each op ran on the GPU: its own kernels and memcpy/memset, and those of the ops it called.
+
+Correlation ties every kernel to the innermost op that launched it; views and recommendations
+also need an op's inclusive device time (``aten::linear`` owns nothing, its ``aten::addmm`` child
+owns the GEMM) and its rooflines. Built once per view from one pass over the device records and
+one walk up each op's parent chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kernel_names import uses_tensor_cores
+from ..records import NO_LINK
+from .peaks import device_peaks
+from .roofline import Roofline, combine_tensor_cores, op_dtype, roofline
+
+
+@dataclass(slots=True)
+class OpDevice:
+    """Device activity of one op; ``*_self`` = launched by the op itself, ``*_total`` = with its callees."""
+
+    dev_self: int = 0  # ns of kernels + memcpy/memset
+    dev_total: int = 0
+    kernel_self: int = 0  # ns of kernels only (what the roofline compares with)
+    kernel_total: int = 0
+    kernels_total: int = 0  # how many kernels
+    device: int = NO_LINK  # GPU of the op's first kernel
+    tensor_cores: bool | None = False  # combined verdict over all its kernels
+
+    def merge_kernel(self, duration: int, device: int, tensor_cores, own: bool) -> None:
+        self.kernel_total += duration
+        self.kernels_total += 1
+        if own:
+            self.kernel_self += duration
+        if self.device == NO_LINK:
+            self.device = device
+        self.tensor_cores = combine_tensor_cores((self.tensor_cores, tensor_cores))
+
+
+class DeviceWork:
+    """Per-op device time and rooflines of one profile (correlation must have run)."""
+
+    def __init__(self, profile):
+        ops = profile.records.ops
+        self.ops = ops
+        self.peaks = device_peaks(profile)
+        self.by_op: dict[int, OpDevice] = {}
+        for kernel in profile.records.kernels:
+            if kernel.op != NO_LINK:
+                self._add(kernel.op, kernel.end - kernel.start, kernel.device, True, uses_tensor_cores(kernel.name))
+        for memop in profile.records.memops:
+            if memop.op != NO_LINK:
+                self._add(memop.op, memop.end - memop.start, memop.device, False, None)
+
+    def _add(self, op: int, duration: int, device: int, is_kernel: bool, tensor_cores) -> None:
+        """Charge one kernel or memcpy/memset to op ``op`` and, as callee time, to every op around it."""
+        own = True
+        i = op
+        while i != NO_LINK:
+            entry = self.by_op.get(i)
+            if entry is None:
+                entry = self.by_op[i] = OpDevice()
+            entry.dev_total += duration
+            if own:
+                entry.dev_self += duration
+            if is_kernel:
+                entry.merge_kernel(duration, device, tensor_cores, own)
+            own = False
+            i = self.ops[i].parent
+
+    def get(self, i: int) -> OpDevice:
+        return self.by_op.get(i) or OpDevice()
+
+    def peak_of(self, i: int):
+        """The GpuPeak of the GPU op ``i`` ran its kernels on (None: no kernels or unknown GPU)."""
+        entry = self.by_op.get(i)
+        return self.peaks.get(entry.device) if entry and entry.device != NO_LINK else None
+
+    def roofline(self, i: int, cost) -> Roofline | None:
+        """Op ``i``'s roofline against all its kernels' time, from its formula's ``cost``."""
+        entry = self.by_op.get(i)
+        if entry is None or not entry.kernels_total:
+            return None
+        return roofline(cost.flops, cost.bytes, entry.kernel_total, self.peak_of(i), op_dtype(self.ops[i]),
+                        entry.tensor_cores)
