@@ -25,8 +25,9 @@ def op(name, inputs=(), outputs=(), overload="", kwargs=()):
 
 @pytest.fixture
 def scratch_registry(monkeypatch):
-    """User registrations made by a test vanish after it."""
+    """User registrations made by a test (and what was cached under them) vanish after it."""
     monkeypatch.setattr(registry, "_FORMULAS", dict(registry._FORMULAS))
+    monkeypatch.setattr(registry, "_CACHE", {})
 
 
 def test_every_aten_name_is_a_real_op_so_no_typo_hides_a_formula():
@@ -157,3 +158,19 @@ def test_dtype_sizes_match_torch():
                  "int16", "int32", "int64", "bool", "complex64", "complex128", "uint16", "uint32", "uint64"):
         assert itemsize(name) == getattr(torch, name).itemsize, name
     assert itemsize("Scalar") is None and itemsize(None) is None
+
+
+def test_a_registration_is_seen_by_ops_evaluated_before_it(scratch_registry):
+    # evaluate() caches by call signature; registering (or replacing) a formula must not leave stale answers.
+    custom = op("mylib::late", [TensorMeta((3,), "float32")])
+    assert evaluate(custom) == Cost(None, None, "no formula for mylib::late")
+    register_flops("mylib::late", flops=lambda inputs, outputs, kwargs: 3)
+    assert evaluate(custom).flops == 3
+    register_flops("mylib::late", flops=lambda inputs, outputs, kwargs: 4, replace=True)
+    assert evaluate(custom).flops == 4
+
+
+def test_unhashable_argument_values_are_evaluated_without_the_cache():
+    # A source that kept a list (not a tuple) for an int[] argument: still computed.
+    x = TensorMeta((4, 6), "float32")
+    assert evaluate(op("aten::sum", [x, [1], False, None])) == Cost(24, 112, "")

@@ -29,6 +29,8 @@ class DuplicateFormulaError(PyprofLiveError, ValueError):
 
 # name -> callable(op) -> Cost
 _FORMULAS: dict[str, Callable] = {}
+# Training steps repeat the same calls: (name, overload, inputs, outputs, kwargs) -> Cost, emptied on registration.
+_CACHE: dict = {}
 
 
 def evaluate(op) -> Cost:
@@ -37,6 +39,17 @@ def evaluate(op) -> Cost:
     Never raises: missing arguments, bad shapes or dtypes, or a failing user formula give
     ``None`` with the reason kept.
     """
+    key = (op.name, op.overload, op.inputs, op.outputs, op.kwargs)
+    try:
+        return _CACHE[key]
+    except TypeError:  # an unhashable argument value: compute without the cache
+        return _evaluate(op)
+    except KeyError:
+        cost = _CACHE[key] = _evaluate(op)
+        return cost
+
+
+def _evaluate(op) -> Cost:
     compute = _FORMULAS.get(op.name)
     if compute is None:
         return Cost(None, None, f"no formula for {op.name}")
@@ -61,6 +74,7 @@ def _add(name: str, compute: Callable, replace: bool) -> None:
     if name in _FORMULAS and not replace:
         raise DuplicateFormulaError(f"a formula for {name!r} is already registered; pass replace=True to override it")
     _FORMULAS[name] = compute
+    _CACHE.clear()
 
 
 def builtin(*names: str):
