@@ -283,6 +283,8 @@ def test_missing_empty_and_non_sqlite_files(tmp_path):
     assert _error(tmp_path / "empty.sqlite").endswith("empty file")
     (tmp_path / "text.sqlite").write_text("Name,Duration\naten::mm,5\n")
     assert _error(tmp_path / "text.sqlite").endswith("not an SQLite database")
+    (tmp_path / "stub.sqlite").write_bytes(b"SQLite format 3\x00\x10\x00")
+    assert _error(tmp_path / "stub.sqlite").endswith("truncated SQLite database (header incomplete)")
 
 
 def test_truncated_and_corrupt_exports(export, tmp_path):

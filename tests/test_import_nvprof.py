@@ -117,6 +117,12 @@ def test_api_names_from_cupti_callback_ids(profile):
                                                       "cuLaunchKernel"]
 
 
+def test_api_names_without_cupti_python(tmp_path, monkeypatch):
+    monkeypatch.setattr(nvprof, "_cupti_enum", lambda kind: None)
+    apis = load_nsys(build_export(tmp_path / "net.sql")).records.apis
+    assert [a.name for a in apis] == ["cudaRuntime#211", "cudaRuntime#41", "cudaRuntime#211", "cuDriver#307"]
+
+
 @pytest.mark.skipif(nvprof._demangler() is None, reason="no C++ runtime to demangle with")
 def test_kernel_names_are_demangled(profile):
     assert [k.name for k in profile.records.kernels] == ["gemm_kernel(float*)", "embed_backward()", "relu(int)",
