@@ -5,15 +5,23 @@
     backend.start()                 # before the op hook is installed
     backend.push(external_id)       # around each recorded op / function scope: the id of its record
     backend.pop()
+    backend.set_recording(on)       # optional, when profile(steps=...) starts or stops recording:
+                                    # work launched while not recording is left out
     capture = backend.stop()        # after the run: synchronises, flushes, returns GpuCapture
 
 ``GpuCapture`` holds ApiRecord / KernelRecord / MemoryRecord / DeviceInfo lists whose timestamps are
 already on the host clock of the op records (``time.perf_counter_ns``) and whose ``external_id``
-fields carry the pushed ids, so ``correlate.py`` links them like any imported profile.
+fields carry the pushed ids, so ``correlate.py`` links them like any imported profile. Its ``meta``
+goes into ``Profile.meta``: ``gpu`` (backend, clock alignment, counts), ``gpu_graph_replays`` and
+``gpu_communication`` (per graph / per stream), ``gpu_notes`` (lines for the report's footer).
+
+Backends: ``cupti_backend.CuptiBackend`` (cupti-python's Activity API) and ``replay.ReplayBackend``
+(the same class driven by a stand-in CUDA process that replays a real Kineto trace; tests, CPU).
 """
 
 from __future__ import annotations
 
+import warnings as python_warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -36,7 +44,9 @@ def select_backend(option: str, warnings: list):
     """The backend for ``profile(gpu=option)``, or None for a CPU-only profile.
 
     ``"off"``: None. ``"auto"``: None with a line in ``warnings`` saying why when GPU collection
-    cannot work here. ``"cupti"``: raises :class:`GpuUnavailableError` in those cases.
+    cannot work here (and silently None without CUDA: there are no kernels to miss). ``"cupti"``:
+    raises :class:`GpuUnavailableError` in those cases. Conditions that show only when CUPTI is
+    first called (no driver, another CUPTI client) are handled the same way by the backend's start.
     """
     if option == "off":
         return None
@@ -45,8 +55,23 @@ def select_backend(option: str, warnings: list):
         if option == "cupti":
             raise GpuUnavailableError(f"gpu='cupti' needs a CUDA device, and {reason}; use gpu='auto' for a CPU-only profile")
         return None
-    reason = "in-process GPU kernel collection (CUPTI) is not built yet"
+    try:
+        from . import cupti_backend
+    except ImportError as exc:  # cupti-python is an optional extra
+        major = (torch.version.cuda or "13").split(".")[0]
+        reason = f"cupti-python is not installed ({exc}); pip install 'cupti-python=={major}.*'"
+    else:
+        reason = cupti_backend.unusable_reason()
+    if reason:
+        report_unavailable(option, warnings, reason)
+        return None
+    return cupti_backend.CuptiBackend(option, warnings)
+
+
+def report_unavailable(option: str, warnings: list, reason: str) -> None:
+    """gpu="cupti": raise. gpu="auto": one line for the report's footer, and one Python warning."""
     if option == "cupti":
-        raise GpuUnavailableError(f"gpu='cupti': {reason}")
-    warnings.append(f"{reason}: CPU-only report")
-    return None
+        raise GpuUnavailableError(f"gpu='cupti' cannot collect GPU kernels: {reason}")
+    message = f"GPU kernels were not collected, this is a CPU-only report: {reason}"
+    warnings.append(message)
+    python_warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=4)
