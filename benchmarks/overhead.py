@@ -53,11 +53,34 @@ def run_pyprof_live(step, iters, stack_depth=0, table=False):
     return p
 
 
+def run_pyprof_live_id_push(step, iters):
+    """pyprof_live with a GPU backend pushing/popping each op's id, on the CPU path.
+
+    cupti-python's push/pop raise without a driver, so the backend's ``push``/``pop`` are bound
+    the way CuptiBackend binds cupti's (``functools.partial`` of a C function, kind as first
+    argument) but to a dict's ``__setitem__``/``get``. Against "pyprof_live" this measures the
+    recorder's GPU branch (two calls, try/finally) and the Python->C call cost per op; it does NOT
+    include libcupti's own work per call (a per-thread stack push/pop), measurable only on a GPU.
+    """
+    import functools
+    import types
+    from unittest import mock
+
+    from pyprof_live.gpu import GpuCapture
+
+    ids: dict = {}
+    backend = types.SimpleNamespace(start=lambda: None, stop=GpuCapture, push=functools.partial(ids.__setitem__, 2),
+                                    pop=functools.partial(ids.get, 2))
+    with mock.patch.object(pyprof_live.live, "select_backend", lambda option, warnings: backend):
+        run_pyprof_live(step, iters)
+
+
 CONFIGS = {
     "plain": run_plain,
     "torch.profiler shapes": run_torch_profiler,
     "torch.profiler shapes+stack+table": lambda s, n: run_torch_profiler(s, n, with_stack=True),
     "pyprof_live": run_pyprof_live,
+    "pyprof_live + GPU id push/pop (CPU)": run_pyprof_live_id_push,
     "pyprof_live + table": lambda s, n: run_pyprof_live(s, n, table=True),
     "pyprof_live sites + table": lambda s, n: run_pyprof_live(s, n, stack_depth=2, table=True),
 }
