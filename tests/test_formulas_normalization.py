@@ -89,3 +89,15 @@ def test_cudnn_batch_norm_recorded_on_meta_tensors_matches_native():
     meta = [torch.empty(*shape, device="meta") for shape in ((2, C, 4, 4), (C,), (C,), (C,), (C,))]
     ops, _ = record(lambda: torch.ops.aten.cudnn_batch_norm(*meta, True, 0.1, 1e-5))
     assert checked_evaluate(ops[-1]) == Cost(834, 864, "")
+
+
+def test_batch_norm_without_running_stats():
+    # _native_batch_norm_legit.no_stats(input, weight, bias, training, momentum, eps): training statistics,
+    # no running stats: 834 flops as above; bytes 4 * (96 + 6 read + 96 + 6 written) = 816.
+    weight, bias = torch.randn(C), torch.randn(C)
+    live = cost_of(torch.ops.aten._native_batch_norm_legit.no_stats, X, weight, bias, True, 0.1, 1e-5)
+    assert live == Cost(834, 816, "")
+    kineto = OpRecord("aten::_native_batch_norm_legit", 0, 1, inputs=(
+        TensorMeta((2, C, 4, 4), "float32"), TensorMeta((C,), "float32"), TensorMeta((C,), "float32"), True, 0.1,
+        1e-5))
+    assert evaluate(kineto) == live

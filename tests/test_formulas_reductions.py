@@ -71,3 +71,17 @@ def test_softmax_half_to_float_and_old_backward_signature():
 def test_reduction_over_a_dim_that_does_not_exist_is_na():
     op = OpRecord("aten::sum", 0, 1, inputs=(TensorMeta((4, 6), "float32"), (3,), False, None))
     assert evaluate(op) == Cost(None, None, "dim 3 out of range for 2 dims")
+
+
+def test_dim_overloads_as_live_capture_records_them():
+    # Live capture omits defaulted arguments: norm(x, 1, dim=1) is norm.ScalarOpt_dim with 3 inputs and prod(x, 0)
+    # is prod.dim_int with 2; both reduce over their dim. p=1 norm: abs + add per element, out (4,): 48 flops.
+    x = TensorMeta((4, 6), "float32")
+    norm = OpRecord("aten::norm", 0, 1, overload="ScalarOpt_dim", inputs=(x, 1, (1,)))
+    assert evaluate(norm) == Cost(48, 112, "")
+    prod = OpRecord("aten::prod", 0, 1, overload="dim_int", inputs=(x, 0))
+    assert evaluate(prod) == Cost(24, 96 + 24, "")
+    # The same from Kineto, every argument recorded: prod.dim_int(self, 0, False, None) vs prod(self, None).
+    assert evaluate(OpRecord("aten::prod", 0, 1, inputs=(x, 0, False, None))) == Cost(24, 120, "")
+    assert evaluate(OpRecord("aten::prod", 0, 1, inputs=(x, None))) == Cost(24, 100, "")
+    assert cost_of(torch.norm, X, 1, 1) == Cost(48, 112, "")

@@ -59,7 +59,10 @@ _BATCH_NORM = {
 @builtin(*_BATCH_NORM)
 def _batch_norm(a: OpArgs) -> Work:
     x, weight, bias = a.tensor(0, "input"), a.opt_tensor(1, "weight"), a.opt_tensor(2, "bias")
-    no_stats = a.op.overload == "no_stats" or not isinstance(a.value(3, "running_mean", None), (TensorMeta, type(None)))
+    if a.op.overload:
+        no_stats = a.op.overload.startswith("no_stats")
+    else:  # Kineto: _native_batch_norm_legit.no_stats has the bool `training` where the others have running_mean
+        no_stats = a.has(3, "training") and isinstance(a.recorded(3, "training"), bool)
     training_at = _BATCH_NORM[a.name]
     if no_stats:  # _native_batch_norm_legit.no_stats(input, weight, bias, training, momentum, eps)
         running, training = (), a.bool(3, "training")

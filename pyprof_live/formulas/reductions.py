@@ -55,39 +55,37 @@ def reduction(a: OpArgs, per_input: int, per_output: int = 0, *, dim_at: int | N
     return Work(per_input * numel(x.shape) + per_output * numel(shape), (x,), written)
 
 
+def _has_dim(a: OpArgs, dimless_overloads: set, dimless_arg_count: int) -> bool:
+    """Whether the call is an overload with a ``dim`` argument: known from the recorded overload (live
+    capture), else from the argument count (Kineto and nsys record every argument; the dim-less
+    overloads have at most ``dimless_arg_count``)."""
+    if a.op.overload:
+        return a.op.overload not in dimless_overloads
+    return len(a.op.inputs) > dimless_arg_count
+
+
 # sum.dim_IntList(self, dim, keepdim, dtype) / sum.default(self, dtype); mean likewise; nansum and nanmean
 # always take (self, dim, keepdim, dtype).
 @builtin("aten::sum", "aten::nansum")
 def _sum(a: OpArgs) -> Work:
-    if _no_dim_overload(a):
-        return reduction(a, 1, dim_at=None, keepdim_at=None, dtype_at=1)
-    return reduction(a, 1, dtype_at=3)
+    if _has_dim(a, {"default"} if a.name == "aten::sum" else set(), 2):
+        return reduction(a, 1, dtype_at=3)
+    return reduction(a, 1, dim_at=None, keepdim_at=None, dtype_at=1)
 
 
 @builtin("aten::mean", "aten::nanmean")
 def _mean(a: OpArgs) -> Work:
-    if _no_dim_overload(a):
-        return reduction(a, 1, 1, dim_at=None, keepdim_at=None, dtype_at=1)
-    return reduction(a, 1, 1, dtype_at=3)
-
-
-def _no_dim_overload(a: OpArgs) -> bool:
-    """sum/mean called without dims (``.default``): one argument plus an optional dtype."""
-    if a.name in ("aten::nansum", "aten::nanmean"):
-        return False
-    if a.op.overload:
-        return a.op.overload == "default"
-    second = a.value(1, "dim", None)
-    return len(a.op.inputs) <= 2 and not isinstance(second, (tuple, list)) and not (
-        isinstance(second, str) and second.strip().startswith("["))
+    if _has_dim(a, {"default"} if a.name == "aten::mean" else set(), 2):
+        return reduction(a, 1, 1, dtype_at=3)
+    return reduction(a, 1, 1, dim_at=None, keepdim_at=None, dtype_at=1)
 
 
 @builtin("aten::prod")
 def _prod(a: OpArgs) -> Work:
     # prod(self, dtype) or prod.dim_int(self, dim, keepdim, dtype)
-    if len(a.op.inputs) <= 2 or a.op.overload == "default":
-        return reduction(a, 1, dim_at=None, keepdim_at=None, dtype_at=1)
-    return reduction(a, 1, dtype_at=3)
+    if _has_dim(a, {"default"}, 2):
+        return reduction(a, 1, dtype_at=3)
+    return reduction(a, 1, dim_at=None, keepdim_at=None, dtype_at=1)
 
 
 @builtin("aten::amax", "aten::amin")
@@ -114,7 +112,7 @@ def _count_nonzero(a: OpArgs) -> Work:
 @builtin("aten::max", "aten::min")
 def _max(a: OpArgs) -> Work:
     # max(self) -> scalar; max.dim(self, dim, keepdim) -> (values, indices); max.other(self, other) is binary.
-    second = a.tensor_or_value(1, "dim", None)
+    second = a.tensor_or_value(1, "other" if a.op.overload == "other" else "dim", None)
     if isinstance(second, TensorMeta):
         return elementwise(a, 1, ((0, "self"), (1, "other")))
     if second is None:
@@ -143,19 +141,20 @@ def _norm(a: OpArgs) -> Work:
         per_input, per_output = 2, (TRANSCENDENTAL if p == 2.0 else 0)
     else:
         per_input, per_output = TRANSCENDENTAL + 2, TRANSCENDENTAL
-    dim_at = 2 if len(a.op.inputs) >= 4 else None  # norm.ScalarOpt_dtype(self, p, dtype) has no dim
+    # norm.Scalar(self, p) and norm.ScalarOpt_dtype(self, p, dtype) have no dim; the linalg norms always do.
+    dim_at = 2 if a.name != "aten::norm" or _has_dim(a, {"Scalar", "ScalarOpt_dtype"}, 3) else None
     return reduction(a, per_input, per_output, dim_at=dim_at, keepdim_at=3 if dim_at else None)
 
 
 @builtin("aten::var", "aten::std", "aten::var_mean", "aten::std_mean")
 def _var(a: OpArgs) -> Work:
     # var.correction(self, dim, *, correction, keepdim); var.dim(self, dim, unbiased, keepdim);
-    # var(self, unbiased). keepdim is the last argument when there are four.
+    # var(self, unbiased).
     per_output = 1 + (T if "std" in a.name else 0)
     outputs = 2 if a.name.endswith("_mean") else 1
-    if len(a.op.inputs) <= 2 and not isinstance(a.value(1, "dim", None), (tuple, list, str)):
-        return reduction(a, 4, per_output, dim_at=None, keepdim_at=None, outputs=outputs)
-    return reduction(a, 4, per_output, dim_at=1, keepdim_at=3, outputs=outputs)
+    if _has_dim(a, {"default"}, 2):
+        return reduction(a, 4, per_output, dim_at=1, keepdim_at=3, outputs=outputs)
+    return reduction(a, 4, per_output, dim_at=None, keepdim_at=None, outputs=outputs)
 
 
 @builtin("aten::logsumexp")

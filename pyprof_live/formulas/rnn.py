@@ -153,7 +153,11 @@ def _rnn(a: OpArgs) -> Work:
     # .input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first);
     # .data(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional): packed input.
     x = a.tensor(0, "input")
-    packed = a.op.overload == "data" or isinstance(a.value(3, "params", None), (tuple, list))
+    if a.op.overload:
+        packed = a.op.overload == "data"
+    else:  # Kineto: .data has its params list at 3, where .input has the bool has_biases
+        packed = a.has(3, "params") and isinstance(a.recorded(3, "params"), tuple) and not isinstance(
+            a.recorded(3, "params"), TensorMeta)
     shift = 1 if packed else 0
     mode = _MODE_OF_NAME[a.name.removeprefix("aten::")]
     states = a.tensor_list(1 + shift, "hx") if mode == 2 else (a.tensor(1 + shift, "hx"),)
