@@ -9,7 +9,7 @@ setup(
     install_requires=["torch", "tabulate", "nvtx"],
     extras_require={
         "gpu": ["cupti-python"],
-        "test": ["pytest", "hypothesis", "cupti-python"],
+        "test": ["pytest", "hypothesis", "cupti-python", "pandas"],  # pandas: p.to_dataframe() tests
     },
     entry_points={"console_scripts": ["pyprof-live=pyprof_live.cli:main"]},
 )

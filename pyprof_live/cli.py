@@ -2,11 +2,14 @@
 
 Flags follow PyProf's (``-c idx,dir,kernel,params,sil``, ``--csv``, ``-w 150``; space-separated
 output by default, for awk). Bad input is one line on stderr naming the file, exit code 2.
+``--chrome OUT`` / ``--html OUT`` write those exports instead of printing the report.
+``pyprof-live diff A B`` compares two profiles op by op.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .columns import COLUMNS
@@ -25,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyprof-live",
         description="Report what each op launched, from a saved pyprof_live profile, an Nsight Systems or "
-                    "nvprof SQLite export (.sqlite/.sql) or a PyTorch profiler trace (.json/.json.gz).",
+                    "nvprof SQLite export (.sqlite/.sql) or a PyTorch profiler trace (.json/.json.gz). "
+                    "`pyprof-live diff A B` compares two profiles op by op (see `pyprof-live diff --help`).",
         epilog=_column_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -39,7 +43,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, help="show only the first N rows")
     parser.add_argument("--view", choices=VIEWS, default="table",
                         help="table (one row per kernel, default) or a summary")
+    parser.add_argument("--chrome", metavar="OUT",
+                        help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report")
+    parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML report instead of the report")
     return parser
+
+
+def build_diff_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyprof-live diff",
+        description="Compare two profiles op by op (B - A): calls, host self time, device self time, flops; "
+                    "the largest change of time first.",
+    )
+    parser.add_argument("a", help="baseline profile")
+    parser.add_argument("b", help="profile to compare with it")
+    parser.add_argument("--by", choices=("op", "op+shape"), default="op", help="match ops by name, or by name and input shapes")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
+    output.add_argument("-w", "--width", type=int, help="fit the lines into this many characters")
+    parser.add_argument("--limit", type=int, help="show only the first N rows")
+    return parser
+
+
+def is_diff_command(argv) -> bool:
+    """``diff A B``: the subcommand, unless a file named ``diff`` is here and A, B are not both files
+    (then ``pyprof-live diff ...`` reports that file, as before the subcommand existed)."""
+    if not argv or argv[0] != "diff":
+        return False
+    if not os.path.exists("diff"):
+        return True
+    return len(argv) >= 3 and os.path.exists(argv[1]) and os.path.exists(argv[2])
 
 
 def _progress(fraction: float, stage: str) -> None:
@@ -49,15 +82,25 @@ def _progress(fraction: float, stage: str) -> None:
     sys.stderr.flush()
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _load(path):
     from .importers import load
 
+    profile = load(path, progress=_progress if sys.stderr.isatty() else None)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + " " * 70 + "\r")
+    return profile
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if is_diff_command(argv):
+        return diff_main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        profile = load(args.file, progress=_progress if sys.stderr.isatty() else None)
-        if sys.stderr.isatty():
-            sys.stderr.write("\r" + " " * 70 + "\r")
+        profile = _load(args.file)
+        if args.chrome or args.html:
+            return _export(profile, args)
         if args.view != "table":
             view = {
                 "ops": lambda: profile.ops(), "ops+shape": lambda: profile.ops(by="op+shape"),
@@ -72,6 +115,39 @@ def main(argv=None) -> int:
             text = profile.table(sort=args.sort, columns=args.columns, width=args.width, fmt=fmt, limit=args.limit)
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live: error: {e}\n")
+    return _print(text)
+
+
+def _export(profile, args) -> int:
+    """Write the exports asked for; an unwritable path is one line naming it, exit code 2."""
+    exports = [(args.chrome, "Chrome trace", profile.export_chrome_trace), (args.html, "HTML report", profile.save_html)]
+    for path, what, write in exports:
+        if not path:
+            continue
+        try:
+            write(path)
+        except OSError as e:
+            sys.stderr.write(f"pyprof-live: error: cannot write {what} {path}: {e.strerror or e}\n")
+            return 2
+        sys.stderr.write(f"wrote {what} {path}\n")
+    return 0
+
+
+def diff_main(argv) -> int:
+    parser = build_diff_parser()
+    args = parser.parse_args(argv)
+    from .diff import diff
+    from .render.text import render_view
+
+    try:
+        view = diff(_load(args.a), _load(args.b), by=args.by)
+        text = render_view(view, fmt="csv" if args.csv else "columns", width=args.width, limit=args.limit)
+    except PyprofLiveError as e:
+        parser.exit(2, f"pyprof-live diff: error: {e}\n")
+    return _print(text)
+
+
+def _print(text: str) -> int:
     try:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()

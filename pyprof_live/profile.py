@@ -187,6 +187,28 @@ class Profile:
 
         return write_chrome_trace(self, path)
 
+    def save_html(self, path) -> None:
+        """Write a self-contained HTML report (no network needed to view it): step breakdown, top ops
+        and kernels, recommendations, module tree, with sortable tables."""
+        from .render.html_report import write_html_report
+
+        write_html_report(self, path)
+
+    def to_dataframe(self, view: str = "table"):
+        """A pandas DataFrame of the per-kernel table (``"table"``, all columns) or of a summary:
+        ``"ops"``, ``"ops+shape"``, ``"kernels"``, ``"modules"``, ``"overview"``. Needs pandas."""
+        from .columns import COLUMN_NAMES
+        from .render.dataframe import view_dataframe
+
+        views = {
+            "table": lambda: self.kernel_view(columns=COLUMN_NAMES), "ops": self.ops,
+            "ops+shape": lambda: self.ops(by="op+shape"), "kernels": self.kernels, "modules": self.modules,
+            "overview": self.overview,
+        }
+        if view not in views:
+            raise ValueError(f"unknown view {view!r}; valid: {', '.join(views)}")
+        return view_dataframe(views[view]())
+
 
 def _check_columns(columns) -> tuple:
     if columns is None:
