@@ -140,6 +140,8 @@ class LiveProfile(Profile):
         self.recording = on
         if self._recorder is not None:
             self._recorder.recording = on
+        if self._gpu is not None:
+            self._gpu.set_recording(on)  # GPU work of steps not recorded is dropped too
 
     def _close_step(self) -> None:
         if self.recording and len(self.raw_ops) > self._ops_at_step_start:
