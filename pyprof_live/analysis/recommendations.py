@@ -16,8 +16,10 @@ dataloader      (any source)                       DataLoader time not hidden by
 host-sync       CUDA API calls or memcpy records   blocking syncs (cudaStreamSynchronize, cudaDeviceSynchronize,
                                                    sync cudaMemcpy, .item() of a CUDA tensor) or DtoH copies
 far-from-sol    kernels, shapes, GPU peak figures  ops with >= 2% of kernel time run at < 30% of speed of light
-amp-casts       dtypes                             fp32 <-> 16-bit casts inside other ops (autocast) take
-                                                   >= 1% of the step
+amp-casts       dtypes                             fp32 <-> 16-bit casts inside other ops (autocast)
+
+A finding is listed when its time at stake is at least MIN_SHARE (1%) of the step time, or of the
+kernel time for the rules about kernels (fp32-matmul, tc-alignment, far-from-sol).
 """
 
 from __future__ import annotations
@@ -55,10 +57,9 @@ TINY_LAUNCH_SHARE = 0.25  # launch-bound: share of kernels shorter than their la
 MIN_TINY_KERNELS = 100
 MIN_IDLE_SHARE = 0.1  # launch-bound: share of the steps the GPU waits for launches
 LAUNCH_GAP_NS = 1_000_000  # launch-bound: longer GPU gaps are not launch overhead
-DATALOADER_SHARE = 0.05
+DATALOADER_SHARE = 0.05  # dataloader: share of the steps spent waiting for data
 HOTSPOT_SHARE = 0.02  # far-from-sol: share of kernel time an op group must have
 HOTSPOT_SOL = 30.0  # far-from-sol: percent of speed of light below which it is flagged
-CAST_SHARE = 0.01
 TINY_KERNEL_NS = 10_000  # a kernel without a recorded launch call is "tiny" below this
 _MAX_ITEMS = 5
 
@@ -94,7 +95,6 @@ class Context:
 
     def __init__(self, profile):
         profile.correlation  # noqa: B018 - links must be filled
-        self.profile = profile
         self.records = profile.records
         self.ops = profile.records.ops
         self.work = DeviceWork(profile)
@@ -435,9 +435,9 @@ def amp_casts(ctx: Context):
         time = ctx.work.get(i).dev_total if device else ops[i].end - ops[i].start
         where = f" ({ops[cause].module})" if ops[cause].module else ""
         pairs.append((f"{ops[cause].name}{where}", time))
-    at_stake = sum(ns for _, ns in pairs)
-    if not pairs or at_stake < CAST_SHARE * ctx.step_time:
+    if not pairs:
         return None
+    at_stake = sum(ns for _, ns in pairs)
     advice = (f"autocast casts float32 tensors to 16-bit (and back) inside these ops, {len(pairs)} casts: "
               "keep weights and activations in bf16/fp16 where accuracy allows (model.to(torch.bfloat16) for "
               "inference), avoid mixing float32 tensors into autocast regions")
