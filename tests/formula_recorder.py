@@ -34,6 +34,21 @@ def to_arg(value):
     return value
 
 
+def live_style_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
+    """The OpRecord as live capture makes it: the arguments as passed (no defaults), keyword-only ones also
+    named in ``kwargs``, tensors without strides."""
+    def strip(value):
+        if isinstance(value, TensorMeta):
+            return value._replace(stride=None)
+        return tuple(strip(v) for v in value) if isinstance(value, tuple) else value
+
+    full = op_record(func, args, kwargs, out, dir)
+    named = tuple((k, strip(to_arg(v))) for k, v in kwargs.items())
+    return OpRecord(name=full.name, overload=full.overload, start=0, end=0, dir=dir,
+                    inputs=tuple(strip(to_arg(a)) for a in args) + tuple(v for _, v in named), kwargs=named,
+                    outputs=strip(full.outputs))
+
+
 def op_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
     """The OpRecord of one dispatched call: every schema argument in order, defaults filled in."""
     schema = func._schema
@@ -54,22 +69,24 @@ def op_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
 class OpRecorder(TorchDispatchMode):
     """Records every aten call made while active (list ``ops``), tagging backward ones ``bwd``."""
 
-    def __init__(self):
+    def __init__(self, live_style: bool = False):
         super().__init__()
         self.ops: list[OpRecord] = []
+        self._make = live_style_record if live_style else op_record
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         if func._schema.name not in _METADATA_OPS:
             direction = "bwd" if torch._C._current_autograd_node() is not None else "fwd"
-            self.ops.append(op_record(func, args, kwargs, out, direction))
+            self.ops.append(self._make(func, args, kwargs, out, direction))
         return out
 
 
-def record(fn, *args, **kwargs) -> tuple[list[OpRecord], object]:
-    """Run ``fn(*args, **kwargs)`` under the recorder; its OpRecords and its result."""
-    with OpRecorder() as recorder:
+def record(fn, *args, live_style: bool = False, **kwargs) -> tuple[list[OpRecord], object]:
+    """Run ``fn(*args, **kwargs)`` under the recorder; its OpRecords and its result. ``live_style``: record
+    as live capture does (arguments as passed) instead of Kineto's every-argument form."""
+    with OpRecorder(live_style) as recorder:
         result = fn(*args, **kwargs)
     return recorder.ops, result
 
@@ -105,5 +122,17 @@ def checked_evaluate(op: OpRecord) -> Cost:
 
 
 def cost_of(fn, *args, **kwargs) -> Cost:
-    """Cost of the single aten op ``fn`` dispatches, with its argument positions checked against the schema."""
-    return checked_evaluate(record_one(fn, *args, **kwargs))
+    """Cost of the single aten op ``fn`` dispatches, with its argument positions checked against the schema,
+    and checked to be the same when recorded as live capture does (only a broadcast, stride-0 input may
+    change the bytes: without strides it cannot be read once per stored element)."""
+    live_ops, _ = record(fn, *args, live_style=True, **kwargs)
+    return checked_evaluate_both(record_one(fn, *args, **kwargs), live_ops[0])
+
+
+def checked_evaluate_both(full: OpRecord, live: OpRecord) -> Cost:
+    """checked_evaluate of the full (Kineto-style) record, asserting the live-style record of the same call
+    costs the same (the bytes may differ only when an input was broadcast with stride 0)."""
+    cost, live_cost = checked_evaluate(full), checked_evaluate(live)
+    broadcast = any(0 in (t.stride or ()) for t in full.inputs if isinstance(t, TensorMeta))
+    assert live_cost == (cost._replace(bytes=live_cost.bytes) if broadcast else cost), (full.name, cost, live_cost)
+    return cost

@@ -1,12 +1,13 @@
-"""Breadth: ~110 ops beyond the hand-computed family tests, run for real. Each must get numbers
-(flops and bytes, not na) from the arguments torch actually records, and its formula must read them
-at the positions and names torch's schema gives (the recorder's check)."""
+"""Breadth: ~100 ops beyond the hand-computed family tests, run for real. Each must get numbers
+(flops and bytes, not na) from the arguments torch actually records, read at the positions and names
+torch's schema gives (the recorder's check), and the same numbers whether the record carries every
+argument (Kineto) or only those passed (live capture)."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.formula_recorder import checked_evaluate, record
+from tests.formula_recorder import checked_evaluate_both, record
 
 r = torch.randn
 
@@ -124,6 +125,9 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_formula_computes_from_the_recorded_arguments(case):
+    # Kineto-style records (every argument) and live-style ones (arguments as passed) of the same calls.
     ops, _ = record(CASES[case])
-    costs = {f"{op.name}.{op.overload}": checked_evaluate(op) for op in ops}
+    live_ops, _ = record(CASES[case], live_style=True)
+    assert [op.name for op in live_ops] == [op.name for op in ops]
+    costs = {f"{op.name}.{op.overload}": checked_evaluate_both(op, live) for op, live in zip(ops, live_ops)}
     assert {name: cost.reason for name, cost in costs.items() if cost.flops is None or cost.bytes is None} == {}
