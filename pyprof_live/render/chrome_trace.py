@@ -4,7 +4,8 @@ Tracks: one per host thread (ops and ranges, nested) and one per GPU stream (ker
 memset). Flow arrows go from each op to the kernels it launched and from each forward op to its
 backward ops, as PyTorch's own traces draw ``ac2g`` and ``fwdbwd``. Slices that do not nest with
 the others on their thread (overlapping imported ranges) go to an extra track of that thread
-rather than being dropped by the viewer.
+rather than being dropped by the viewer. CUDA API calls are not drawn: the launch arrows start on
+the op that made them.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def write_html_report(profile, path) -> None:
 def _summary(profile, overview) -> str:
     records = profile.records
     linked = profile.correlation
-    totals = overview.rows[-1] if overview.rows else {}
+    totals = overview.rows[-1] if overview.rows else {}  # the "total" row, or the only step
     cards = [("ops", f"{len(records.ops):,}"), ("kernels", f"{len(records.kernels):,}"),
              ("memcpy/memset", f"{len(records.memops):,}")]
     if records.kernels:
@@ -146,16 +146,14 @@ def _summary(profile, overview) -> str:
     if linked.bwd_ops:
         cards.append(("bwd ops tied to a fwd op", f"{linked.bwd_ops_with_fwd:,} / {linked.bwd_ops:,}"))
     if overview.rows:
-        cards.append(("steps", str(len(overview.rows) - (len(overview.rows) > 1))))
+        cards.append(("steps", str(sum(1 for r in overview.rows if r.get("step") != "total"))))
         cards.append(("wall time", _duration(totals.get("dur", 0))))
     if "busy%" in overview.columns and totals.get("busy%") is not None:
         cards.append(("GPU busy", f"{totals['busy%']:g}%"))
-    names = sorted({d.name for d in records.devices})
     html = '<div class="cards">' + "".join(
         f'<div class="card" data-card="{escape(k)}"><div class="k">{escape(k)}</div><div class="v">{escape(v)}</div></div>'
         for k, v in cards) + "</div>"
-    if names:
-        html += _p("GPUs: " + ", ".join(names))
+    # The overview's notes name the source and GPUs; its recommendations have their own section.
     return html + "".join(_p(n) for n in overview.notes if not n.startswith("recommendation ["))
 
 
