@@ -98,3 +98,19 @@ def test_cudnn_rnn_recorded_on_meta_tensors_matches_the_onednn_layer():
     ops, _ = record(lambda: torch.ops.aten._cudnn_rnn(meta(7, 3, 12), weights, 4, None, meta(1, 3, 16),
                                                       meta(1, 3, 16), 2, 16, 0, 1, False, 0.0, True, False, [], None))
     assert checked_evaluate(ops[-1]) == Cost(116256, 10800, "")
+
+
+def test_cells_as_importers_show_them():
+    # aten::lstm_cell(input (2, 4), [h, c] (2, 5), w_ih (20, 4), w_hh (20, 5), b_ih, b_hh): GEMMs
+    # 2 * 20 * (4 + 5) per row * 2 rows = 720; pointwise (5 T + 14 + 8) * 2 * 5 = 1220.
+    # Bytes: input 8 + h, c 20 + weights 180 + biases 40 read; h', c' 20 written: 4 * 268 = 1072.
+    f32 = "float32"
+    state = TensorMeta((2, 5), f32)
+    lstm = OpRecord("aten::lstm_cell", 0, 1, inputs=(
+        TensorMeta((2, 4), f32), (state, state), TensorMeta((20, 4), f32), TensorMeta((20, 5), f32),
+        TensorMeta((20,), f32), TensorMeta((20,), f32)))
+    assert evaluate(lstm) == Cost(1940, 1072, "")
+    # gru_cell without biases: 3 gates, GEMMs 2 * 15 * (4 + 5) * 2 = 540; pointwise (3 T + 11) * 2 * 5 = 710.
+    gru = OpRecord("aten::gru_cell", 0, 1, inputs=(
+        TensorMeta((2, 4), f32), state, TensorMeta((15, 4), f32), TensorMeta((15, 5), f32), None, None))
+    assert evaluate(gru).flops == 1250
