@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..records import TensorMeta
 from .opargs import OpArgs
 from .registry import builtin
-from .work import FormulaInputError, Work, elements, numel
+from .work import FormulaInputError, Work, elements, numel, present
 
 _SUM, _MEAN, _MAX = 0, 1, 2
 
@@ -67,7 +67,7 @@ def _embedding_bag(a: OpArgs) -> Work:
     dim, looked_up = _row_size(table), numel(indices.shape)
     bags = _bags(a, indices, offsets, 7)
     flops = looked_up * dim * (1 + (per_sample is not None)) + (bags * dim if mode == _MEAN else 0)
-    reads = (indices, elements(looked_up * dim, table.dtype)) + tuple(t for t in (offsets, per_sample) if t)
+    reads = (indices, elements(looked_up * dim, table.dtype)) + present(offsets, per_sample)
     recorded = tuple(t for t in (a.output(i) for i in range(4)) if t is not None)
     writes = recorded or (TensorMeta((bags, dim), table.dtype), TensorMeta((looked_up,), "int64"),
                           TensorMeta((bags,), "int64")) + ((TensorMeta((bags, dim), "int64"),) if mode == _MAX else ())

@@ -61,39 +61,32 @@ def _fill(a: OpArgs) -> Work:
 @builtin("aten::zeros", "aten::ones", "aten::full", "aten::scalar_tensor", "aten::new_zeros", "aten::new_ones",
          "aten::new_full", "aten::zeros_like", "aten::ones_like", "aten::full_like")
 def _factory(a: OpArgs) -> Work:
-    # Writes its output once. Shape: recorded output, else `size` (new_*: after self), else self's (*_like).
-    return Work(0, (), (_created(a, _FACTORY_SIZE.get(a.name)),))
+    # Writes its output once: the recorded one, else shape from `size` (*_like: self's), dtype from `dtype`
+    # (new_* and *_like: self's; others torch's default float32).
+    out = a.output(0)
+    if out is None:
+        like = a.tensor(0, "self") if a.name.startswith("aten::new_") or a.name.endswith("_like") else None
+        if a.name == "aten::scalar_tensor":
+            shape = ()
+        elif a.name.endswith("_like"):
+            shape = like.shape
+        else:
+            shape = check_shape(a.ints(_FACTORY_SIZE[a.name], "size"), "size")
+        dtype = _given_dtype(a, _FACTORY_DTYPE[a.name])
+        if dtype is _UNRECORDED:  # the source did not record the dtype argument: bytes na, not float32
+            dtype = None
+        else:
+            dtype = dtype or (like.dtype if like is not None else "float32")
+        out = TensorMeta(shape, dtype)
+    return Work(0, (), (out,))
 
 
-# Position of the `size` argument; *_like ops take self's shape instead.
+# Positions of the `size` and `dtype` arguments.
 _FACTORY_SIZE = {"aten::zeros": 0, "aten::ones": 0, "aten::full": 0, "aten::new_zeros": 1, "aten::new_ones": 1,
                  "aten::new_full": 1}
-# Position of the `dtype` argument, for when the output was not recorded.
 _FACTORY_DTYPE = {"aten::zeros": 1, "aten::ones": 1, "aten::full": 2, "aten::new_zeros": 2, "aten::new_ones": 2,
                   "aten::new_full": 3, "aten::zeros_like": 1, "aten::ones_like": 1, "aten::full_like": 2,
-                  "aten::rand": 1, "aten::randn": 1, "aten::rand_like": 1, "aten::randn_like": 1}
-
-
-def _created(a: OpArgs, size_index: int | None) -> TensorMeta:
-    """The tensor a factory op creates (dtype float32 unless given: torch's default dtype)."""
-    out = a.output(0)
-    if out is not None:
-        return out
-    if a.name == "aten::scalar_tensor":
-        return TensorMeta((), _given_dtype(a, 1) or "float32")
-    dtype = _given_dtype(a, _FACTORY_DTYPE[a.name]) if a.name in _FACTORY_DTYPE else None
-    if dtype is _UNRECORDED:
-        dtype = None  # the source did not record the dtype argument: bytes are na, not float32
-        if size_index is None:
-            return TensorMeta(a.tensor(0, "self").shape, None)
-        return TensorMeta(check_shape(a.ints(size_index, "size"), "size"), None)
-    if size_index is None:
-        like = a.tensor(0, "self")
-        return TensorMeta(like.shape, dtype or like.dtype)
-    shape = check_shape(a.ints(size_index, "size"), "size")
-    if size_index == 1:  # new_*: dtype defaults to self's
-        dtype = dtype or a.tensor(0, "self").dtype
-    return TensorMeta(shape, dtype or "float32")
+                  "aten::scalar_tensor": 1}
 
 
 _UNRECORDED = "unrecorded"
