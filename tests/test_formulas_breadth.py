@@ -63,6 +63,7 @@ CASES = {
     "index_fill": lambda: torch.zeros(5,3).index_fill_(0, torch.tensor([0,4]), 1.0),
     "masked_scatter": lambda: torch.zeros(4).masked_scatter_(torch.tensor([True,False,True,False]), r(4)),
     "take": lambda: torch.take(r(3,4), torch.tensor([0,5])),
+    "take_along_dim": lambda: torch.take_along_dim(r(3,4), torch.zeros(3,1,dtype=torch.long), 1),
     "upsample_nearest3d": lambda: F.interpolate(r(1,1,2,2,2), scale_factor=2),
     "upsample_linear1d": lambda: F.interpolate(r(1,1,4), size=7, mode='linear'),
     "trilinear": lambda: F.interpolate(r(1,1,2,2,2), scale_factor=2, mode='trilinear'),

@@ -41,7 +41,8 @@ def _index_select(a: OpArgs) -> Work:
 def _gather(a: OpArgs) -> Work:
     # gather(self, dim, index) / take(self, index) / take_along_dim(self, indices, dim): output has index's shape.
     x = a.tensor(0, "self")
-    index = a.tensor(2, "index") if a.name == "aten::gather" else a.tensor(1, "index")
+    index = a.tensor(2, "index") if a.name == "aten::gather" else a.tensor(1, "index" if a.name == "aten::take"
+                                                                             else "indices")
     out = a.output(0) or TensorMeta(index.shape, x.dtype)
     return Work(0, (index, elements(numel(out.shape), x.dtype)), (out,))
 
@@ -55,8 +56,8 @@ def _scatter(a: OpArgs) -> Work:
     normalize_dim(a.int(1, "dim"), len(x.shape))
     source = a.tensor_or_value(3, "value" if a.op.overload.startswith("value") else "src")
     moved = numel(index.shape)
-    combines = a.name.startswith(("aten::scatter_add", "aten::scatter_reduce")) or (
-        a.name.startswith("aten::scatter") and a.value(4, "reduce", None) not in (None, ""))
+    combines = a.name.startswith(("aten::scatter_add", "aten::scatter_reduce")) or a.value(4, "reduce", None) not in (
+        None, "")
     reads, writes = _copy_of_self(a, x)
     reads += (index,) + ((elements(moved, source.dtype),) if isinstance(source, TensorMeta) else ())
     if combines:  # reads the destination elements it combines with
