@@ -16,7 +16,7 @@ from .columns import COLUMNS
 from .errors import PyprofLiveError
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
-VIEWS = ("table", "ops", "ops+shape", "modules", "kernels", "overview")
+VIEWS = ("table", "ops", "ops+shape", "modules", "kernels", "overview", "recommendations")
 
 
 def _column_help() -> str:
@@ -105,6 +105,7 @@ def main(argv=None) -> int:
             view = {
                 "ops": lambda: profile.ops(), "ops+shape": lambda: profile.ops(by="op+shape"),
                 "modules": profile.modules, "kernels": profile.kernels, "overview": profile.overview,
+                "recommendations": profile.recommendations,
             }[args.view]()
             from .render.text import render_view
 

@@ -242,4 +242,5 @@ def _footer(profile, rows, facts) -> list:
                      "formula: shown as na")
     notes.extend(facts.get("notes", []))
     notes.extend(profile.meta.get("warnings", []))
+    notes.extend(profile.meta.get("gpu_notes", []))
     return notes

@@ -236,7 +236,6 @@ def op_summary(profile, by: str = "op") -> View:
         lines[key].add(work.roofline(i, cost), device.kernel_total)
     for key, g in groups.items():
         g.update(lines[key].cells())
-        g["sil"] = g["dev_self"]  # the name this view used before dev/dev_self; kept for existing callers
     rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"]))
     columns = ("op", "params") if by == "op+shape" else ("op",)
     columns += ("calls", "host", "host_self")
@@ -297,7 +296,6 @@ def module_summary(profile) -> View:
     rows = [totals[k] for k in sorted(totals)]
     for row in rows:
         row.update(lines[row["module"]].cells())
-        row["sil"] = row["dev"]  # the name this view used before dev; kept for existing callers
     columns = ("module", "ops", "host", "host_self", "fwd", "bwd")
     if _has_device_time(profile):
         columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")

@@ -90,9 +90,9 @@ def test_csv_space_and_width_formats():
 def test_op_module_and_kernel_summaries():
     p = _gpu_profile()
     ops = {r["op"]: r for r in p.ops().rows}
-    assert (ops["aten::addmm"]["calls"], ops["aten::addmm"]["host"], ops["aten::addmm"]["sil"]) == (1, 1000, 600)
+    assert (ops["aten::addmm"]["calls"], ops["aten::addmm"]["host"], ops["aten::addmm"]["dev_self"]) == (1, 1000, 600)
     modules = {r["module"]: r for r in p.modules().rows}
-    assert modules["Net"]["host"] == 1300 and modules["Net.fc"]["sil"] == 600 and modules["Net.act"]["host"] == 300
+    assert modules["Net"]["host"] == 1300 and modules["Net.fc"]["dev"] == 600 and modules["Net.act"]["host"] == 300
     kernels = {r["kernel"]: r for r in p.kernels().rows}
     assert (kernels["gemm_kernel"]["calls"], kernels["ampere_sgemm_64x64_nn"]["tc"]) == (1, 0)
 

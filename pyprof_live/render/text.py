@@ -9,8 +9,6 @@ from ..columns import BY_NAME
 from ..errors import ColumnError
 
 FORMATS = ("columns", "csv", "space")
-# Columns that give up width first when a table must fit ``width`` (PyProf shrank kernel and params).
-_SHRINKABLE = ("params", "kernel", "ops", "trace", "module", "layer", "op")
 _MIN_SHRUNK = 8
 
 
@@ -59,9 +57,9 @@ def render_columns(rows, columns, width: int | None) -> str:
     table = [[cell(r.get(c)) for c in columns] for r in rows]
     heads = [header(c) for c in columns]
     widths = [max([len(h)] + [len(row[i]) for row in table]) for i, h in enumerate(heads)]
-    if width is not None:
-        widths = _fit(widths, heads, columns, width)
     numeric = [all(_is_number(r.get(c)) for r in rows) and bool(rows) for c in columns]
+    if width is not None:
+        widths = _fit(widths, heads, columns, numeric, width)
 
     def line(values):
         parts = []
@@ -78,11 +76,12 @@ def _is_number(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)) or value == "na"
 
 
-def _fit(widths, heads, columns, width: int) -> list:
-    """Shrink the wide text columns until the line fits ``width`` (PyProf's ``-w``)."""
+def _fit(widths, heads, columns, numeric, width: int) -> list:
+    """Shrink the widest text column, one character at a time, until the line fits ``width`` (PyProf's
+    ``-w`` shrank kernel and params the same way); numbers are never cut."""
     widths = list(widths)
     total = lambda: sum(widths) + 2 * (len(widths) - 1)  # noqa: E731
-    shrinkable = [i for i, c in enumerate(columns) if c in _SHRINKABLE]
+    shrinkable = [i for i in range(len(columns)) if not numeric[i]]
     while total() > width:
         candidates = [i for i in shrinkable if widths[i] > max(_MIN_SHRUNK, len(heads[i]))]
         if not candidates:
