@@ -69,8 +69,8 @@ def run_pyprof_live_id_push(step, iters):
     from pyprof_live.gpu import GpuCapture
 
     ids: dict = {}
-    backend = types.SimpleNamespace(start=lambda: None, stop=GpuCapture, push=functools.partial(ids.__setitem__, 2),
-                                    pop=functools.partial(ids.get, 2))
+    backend = types.SimpleNamespace(start=lambda: None, stop=GpuCapture, set_recording=lambda on: None,
+                                    push=functools.partial(ids.__setitem__, 2), pop=functools.partial(ids.get, 2))
     with mock.patch.object(pyprof_live.live, "select_backend", lambda option, warnings: backend):
         run_pyprof_live(step, iters)
 

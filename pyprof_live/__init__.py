@@ -16,7 +16,11 @@ from .errors import (
     ProfileVersionError,
     PyprofLiveError,
 )
+from .formulas import register_flops
+from .analysis.peaks import GpuPeak
 from .importers import load
+from .importers.kineto import load_kineto
+from .importers.nsys import load_nsys
 from .live import profile
 from .profile import Profile
 
@@ -28,9 +32,13 @@ _annotations.install()
 __all__ = [
     "profile",
     "load",
+    "load_nsys",
+    "load_kineto",
     "layer",
     "wrap",
+    "register_flops",
     "Profile",
+    "GpuPeak",
     "PyprofLiveError",
     "CaptureError",
     "ColumnError",
