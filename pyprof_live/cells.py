@@ -53,8 +53,26 @@ def argument_names(op_name: str, overload: str) -> tuple:
         return ()
 
 
+_params_texts: dict = {}
+
+
 def params_text(op) -> str:
-    """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params."""
+    """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params.
+
+    Memoised: a training step repeats the same calls, step after step."""
+    key = (op.name, op.overload, op.inputs, op.kwargs)
+    try:
+        text = _params_texts.get(key)
+    except TypeError:  # an unhashable value inside the arguments
+        return _params_text(op)
+    if text is None:
+        if len(_params_texts) > 100_000:
+            _params_texts.clear()
+        text = _params_texts[key] = _params_text(op)
+    return text
+
+
+def _params_text(op) -> str:
     tensors, others = [], []
     names = argument_names(op.name, op.overload) if op.inputs else ()
     keyword = {value_name for value_name, _ in op.kwargs}

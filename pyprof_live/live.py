@@ -23,6 +23,7 @@ from .capture.functions import FunctionScopes
 from .capture.modules import ModuleNames
 from .capture.recorder import OpRecorder, backward_facts, warn_cap
 from .errors import CaptureError
+from .gcpause import paused_gc
 from .gpu import select_backend
 from .profile import Profile
 from .records import NO_LINK, OpRecord, RangeRecord
@@ -60,6 +61,7 @@ class LiveProfile(Profile):
         self.max_ops = max_ops
         self.gpu = gpu
         self.raw_ops: list = []
+        self.op_infos: list = []
         self.raw_functions: list = []
         self.raw_ranges: list = []
         self._module_names = ModuleNames()
@@ -222,8 +224,9 @@ class LiveProfile(Profile):
 
     # -- records ---------------------------------------------------------------------------------
 
+    @paused_gc()
     def _finalize(self, gpu_capture) -> None:
-        ops = build_op_records(self.raw_ops, self._start_peek, self._start_tid, self._frame_cache)
+        ops = build_op_records(self.raw_ops, self.op_infos, self._start_peek, self._start_tid, self._frame_cache)
         for scope in self.raw_functions:
             ops.append(OpRecord(
                 name=scope.name, start=scope.start, end=scope.end or _now(), tid=scope.tid, kind="function",

@@ -83,7 +83,7 @@ class Profile:
         from .views import View, kernel_rows
 
         columns = _check_columns(columns)
-        rows, facts = kernel_rows(self)
+        rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
         notes = []
         if sort is not None:
             if sort not in COLUMN_NAMES:

@@ -16,6 +16,7 @@ from .analysis.roofline import RooflineSum
 from .analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
 from .formulas import evaluate
 from .kernel_names import short_name, uses_tensor_cores
+from .columns import COLUMN_NAMES
 from .records import NO_LINK
 
 
@@ -74,29 +75,30 @@ def _device_work(profile):
     return by_op, unattributed
 
 
-def _op_cells(profile, i: int) -> dict:
-    """The cells every row of op ``i`` shares."""
-    ops = profile.records.ops
+def _op_cells(ops, i: int, wanted) -> dict:
+    """The cells every row of op ``i`` shares; the costlier text cells only when ``wanted``."""
     op = ops[i]
-    chain = _chain(ops, i)
-    names = [ops[j].name for j in chain]
-    if op.node and op.node not in names:
-        names.insert(len(names) - 1, op.node)  # live bwd ops: show the autograd node they ran in
     own_seq = op.altseq if op.dir == "bwd" and op.altseq != NO_LINK else op.seq
-    other_seqs = sorted({ops[j].seq for j in chain} - {NO_LINK, own_seq})
-    return {
+    cells_ = {
         "seq": own_seq if own_seq != NO_LINK else None,
-        "altseq": ",".join(map(str, other_seqs)) or None,
         "tid": op.tid,
         "layer": ":".join(op.layer) or None,
         "trace": " <- ".join(op.callsite) or None,
         "dir": op.dir or None,
         "mod": op.mod or None,
         "op": op.name,
-        "params": cells.params_text(op) or None,
         "module": op.module or None,
-        "ops": " > ".join(names),
     }
+    if "params" in wanted:
+        cells_["params"] = cells.params_text(op) or None
+    if "ops" in wanted or "altseq" in wanted:
+        chain = _chain(ops, i)
+        names = [ops[j].name for j in chain]
+        if op.node and op.node not in names:
+            names.insert(len(names) - 1, op.node)  # live bwd ops: show the autograd node they ran in
+        cells_["ops"] = " > ".join(names)
+        cells_["altseq"] = ",".join(map(str, sorted({ops[j].seq for j in chain} - {NO_LINK, own_seq}))) or None
+    return cells_
 
 
 def _device_cells(kind: str, item) -> dict:
@@ -111,11 +113,12 @@ def _device_cells(kind: str, item) -> dict:
     return {"kernel": label, "sil": item.end - item.start, "device": item.device, "stream": item.stream}
 
 
-def kernel_rows(profile) -> tuple[list, dict]:
+def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
     """One row per kernel (and memcpy/memset) plus one per innermost op that launched none.
 
     Op-level quantities (host, flops, bytes, ideal, sol%, bound) are on the op's first row only.
-    Returns the rows in launch order and coverage facts for the footer.
+    Returns the rows in launch order and coverage facts for the footer. Text cells that cost
+    most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
     """
     profile.correlation  # noqa: B018 - links must be filled before reading them
     ops = profile.records.ops
@@ -129,7 +132,7 @@ def kernel_rows(profile) -> tuple[list, dict]:
         work = by_op.get(i)
         if not work and i in has_children:
             continue
-        shared = _op_cells(profile, i)
+        shared = _op_cells(ops, i, columns)
         cost = evaluate(op)
         first = dict(shared, host=op.end - op.start, flops=_cost_cell(cost.flops), bytes=_cost_cell(cost.bytes))
         time = sum(e[2].end - e[2].start for e in work) if work else op.end - op.start

@@ -15,7 +15,7 @@ import torch
 from ..records import NO_LINK, OpRecord, TensorMeta, Unknown
 from . import callsite
 from .recorder import (
-    R_ARGS, R_DIR, R_END, R_FRAMES, R_FUNC, R_GRAD, R_KWARGS, R_LAYERS, R_MODULE, R_NODE,
+    R_ARGS, R_DIR, R_END, R_FRAMES, R_OP_INFO, R_GRAD, R_KWARGS, R_LAYERS, R_MODULE, R_NODE,
     R_ID, R_NODE_SEQ, R_OUT, R_PARAM, R_PEEK, R_START, R_TID, R_VIEW_INPLACE,
 )
 
@@ -30,13 +30,13 @@ def dtype_name(dtype) -> str:
 
 
 def _is_tensor_meta(value) -> bool:
-    return type(value) is tuple and len(value) == 2 and type(value[0]) is torch.Size and isinstance(value[1], torch.dtype)
+    return type(value) is tuple and len(value) == 2 and type(value[0]) is tuple and isinstance(value[1], torch.dtype)
 
 
 def to_arg(value):
     """A recorded argument as records keep it (see records.Arg)."""
     if _is_tensor_meta(value):
-        return TensorMeta(tuple(value[0]), dtype_name(value[1]))
+        return TensorMeta(value[0], dtype_name(value[1]))
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (tuple, list)):
@@ -48,26 +48,36 @@ def to_arg(value):
     return Unknown(type(value).__name__)
 
 
-def build_op_records(raw_ops, start_peek: int, start_tid: int, frame_cache: dict) -> list[OpRecord]:
+def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, frame_cache: dict) -> list[OpRecord]:
     """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend."""
     records = []
     last_peek: dict = {}  # tid -> counter value seen by the previous op of that thread
     pending_copy_slices: dict = {}  # tid -> record of an in-place-on-view op awaiting its number
+    # Training steps repeat the same arguments; converting each distinct tuple once also lets the
+    # records share their argument tuples.
+    converted: dict = {}
     for raw in raw_ops:
-        func = raw[R_FUNC]
+        info = op_infos[raw[R_OP_INFO]]
         tid = raw[R_TID]
         base = start_peek if tid == start_tid else 0
-        kwargs = raw[R_KWARGS]
-        args = tuple(to_arg(a) for a in raw[R_ARGS])
-        kw = tuple((k, to_arg(v)) for k, v in kwargs.items()) if kwargs else ()
+        key = (raw[R_ARGS], raw[R_KWARGS])
+        try:
+            args_kw = converted.get(key)
+        except TypeError:  # an unhashable argument (a nested list): convert without sharing
+            key, args_kw = None, None
+        if args_kw is None:
+            args_kw = (tuple(to_arg(a) for a in raw[R_ARGS]), tuple((k, to_arg(v)) for k, v in raw[R_KWARGS]))
+            if key is not None:
+                converted[key] = args_kw
+        args, kw = args_kw
         node_seq = raw[R_NODE_SEQ]
         param = raw[R_PARAM] or ""
         record = OpRecord(
-            name=func._schema.name,
+            name=info.name,
             start=raw[R_START],
             end=raw[R_END],
             tid=tid,
-            overload=func._overloadname,
+            overload=info.overload,
             dir=raw[R_DIR],
             altseq=node_seq - start_peek if node_seq >= 0 else NO_LINK,
             node=raw[R_NODE],

@@ -33,7 +33,7 @@ _OPTIMIZER_SCOPES = ("Optimizer.step#", "Optimizer.zero_grad#")
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
-    R_FUNC, R_ARGS, R_KWARGS, R_OUT, R_START, R_END, R_TID, R_PEEK, R_GRAD, R_VIEW_INPLACE,
+    R_OP_INFO, R_ARGS, R_KWARGS, R_OUT, R_START, R_END, R_TID, R_PEEK, R_GRAD, R_VIEW_INPLACE,
     R_DIR, R_NODE_SEQ, R_NODE, R_PARAM, R_MODULE, R_LAYERS, R_FRAMES, R_ID,
 ) = range(18)
 
@@ -41,12 +41,14 @@ _OPTIMIZER_SCOPES = ("Optimizer.step#", "Optimizer.zero_grad#")
 def tensor_meta(value):
     """Shape and dtype of a tensor (or of each tensor in a list); other values kept as they are.
 
-    Lists are always copied element-wise so no tensor inside them outlives the op.
+    Lists are always copied element-wise so no tensor inside them outlives the op. Shapes become
+    plain tuples (torch.Size is a tracked container; plain tuples of ints are not), so the garbage
+    collector stops visiting the records after one pass instead of rescanning all of them.
     """
     if isinstance(value, _Tensor):
-        return (value.shape, value.dtype)
+        return (tuple(value.shape), value.dtype)
     if type(value) in (list, tuple):
-        return tuple([(v.shape, v.dtype) if isinstance(v, _Tensor) else v for v in value])
+        return tuple([(tuple(v.shape), v.dtype) if isinstance(v, _Tensor) else v for v in value])
     return value
 
 
@@ -82,9 +84,10 @@ def _creates_copy_slices(args) -> bool:
 class _OpInfo:
     """What the recorder needs to know of an OpOverload, computed once per overload."""
 
-    __slots__ = ("name", "overload", "writes_first_arg", "kind")
+    __slots__ = ("name", "overload", "writes_first_arg", "kind", "index")
 
-    def __init__(self, func):
+    def __init__(self, func, index: int):
+        self.index = index  # what raw tuples hold instead of the OpOverload (an int is not GC-tracked)
         schema = func._schema
         self.name = schema.name
         self.overload = func._overloadname
@@ -112,13 +115,15 @@ class OpRecorder(TorchDispatchMode):
         self.stack_depth = session.stack_depth
         self.param_names = session._module_names.param_names
         self._infos: dict = {}
+        self.op_infos = session.op_infos  # _OpInfo by index, for finalize.py
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.recording:
             return func(*args, **kwargs) if kwargs else func(*args)
-        info = self._infos.get(func)
+        info = self._infos.get(id(func))  # OpOverload.__hash__ is Python code; overloads live forever
         if info is None:
-            info = self._infos[func] = _OpInfo(func)
+            info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
+            self.op_infos.append(info)
         if info.kind != "op":
             return self._scope(info, func, args, kwargs)
         peek = _peek_seq()
@@ -148,9 +153,9 @@ class OpRecorder(TorchDispatchMode):
         # Backward ops take their forward op's call site at correlation: no frame walk for them.
         frames = callsite.capture(self.stack_depth) if self.stack_depth and direction != "bwd" else ()
         raw.append((
-            func,
-            tuple([tensor_meta(a) for a in args]),
-            {k: tensor_meta(v) for k, v in kwargs.items()} if kwargs else None,
+            info.index,
+            tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else tensor_meta(a) for a in args]),
+            tuple([(k, tensor_meta(v)) for k, v in kwargs.items()]) if kwargs else (),
             tensor_meta(out),
             start,
             end,

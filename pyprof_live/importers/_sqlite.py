@@ -11,12 +11,12 @@ table. Texts that repeat (NVTX markers) are decoded once per distinct value by t
 
 from __future__ import annotations
 
-import gc
 import re
 import sqlite3
 from pathlib import Path
 
 from ..errors import ProfileFormatError
+from ..gcpause import paused_gc
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -104,15 +104,8 @@ def read_export(path, reader):
     ProfileFormatError, never sqlite3 errors."""
     path = Path(path)
     _check_header(path)
-    # A large import creates millions of records and no reference cycles: the cyclic collector
-    # would only rescan them over and over (a third of the import time at 1 M kernels).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return _read(path, reader)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _read(path: Path, reader):

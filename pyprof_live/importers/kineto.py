@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import gc
 import json
 import json.scanner
 import os
@@ -55,6 +54,7 @@ from collections import defaultdict
 from typing import Callable, Iterator
 
 from ..errors import ProfileFormatError
+from ..gcpause import paused_gc
 from ..profile import Profile
 from ..records import (
     NO_LINK,
@@ -864,21 +864,15 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
     memory = builder.memory
     header: dict = {}
     event = None
-    # The records hold no reference cycles; without this, the collector re-walks the growing heap
-    # of new records again and again (a third of the load time on a 130k-event trace).
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        for event in read_trace_events(path, header, progress):
-            handler = handlers.get(event.get("cat"))
-            if handler is not None:
-                handler(event)
-            elif event.get("name") == "[memory]":  # 2021 dialect: no category
-                memory(event)
-        return builder.finish(path, header)
+        with paused_gc():
+            for event in read_trace_events(path, header, progress):
+                handler = handlers.get(event.get("cat"))
+                if handler is not None:
+                    handler(event)
+                elif event.get("name") == "[memory]":  # 2021 dialect: no category
+                    memory(event)
+            return builder.finish(path, header)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         what = f"{event.get('cat')!r} event" if isinstance(event, dict) else f"entry {event!r:.40}"
         raise ProfileFormatError(path, f"malformed {what} in traceEvents ({type(exc).__name__}: {exc})") from None
-    finally:
-        if collecting:
-            gc.enable()
