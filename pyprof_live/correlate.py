@@ -21,6 +21,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass
 
+from .gcpause import paused_gc
 from .records import NO_LINK
 
 _INHERITED_FROM_PARENT = ("module", "layer", "callsite")
@@ -42,6 +43,7 @@ class Correlation:
         return self.kernels - self.kernels_with_op
 
 
+@paused_gc()
 def correlate(profile) -> Correlation:
     """Fill every link field of ``profile``'s records and return what was linked."""
     records = profile.records

@@ -17,6 +17,7 @@ from .analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
 from .formulas import evaluate
 from .kernel_names import short_name, uses_tensor_cores
 from .columns import COLUMN_NAMES
+from .gcpause import paused_gc
 from .records import NO_LINK
 
 
@@ -113,6 +114,7 @@ def _device_cells(kind: str, item) -> dict:
     return {"kernel": label, "sil": item.end - item.start, "device": item.device, "stream": item.stream}
 
 
+@paused_gc()
 def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
     """One row per kernel (and memcpy/memset) plus one per innermost op that launched none.
 
@@ -197,6 +199,7 @@ def _has_device_time(profile) -> bool:
 _ROOFLINE_COLUMNS = ("ideal", "sol%", "bound")
 
 
+@paused_gc()
 def op_summary(profile, by: str = "op") -> View:
     """Per op (or op + input shapes): calls, host total/self, device total/self, flops, bytes, roofline.
 
@@ -250,6 +253,7 @@ def op_summary(profile, by: str = "op") -> View:
     return View(f"ops by {by}", columns, rows, peak_notes(profile, work))
 
 
+@paused_gc()
 def module_summary(profile) -> View:
     """The nn.Module tree (paths in tree order), each inclusive of its children: host and device time,
     forward and backward, and the roofline of the ops it ran.
@@ -307,6 +311,7 @@ def module_summary(profile) -> View:
     return View("modules", columns, rows, peak_notes(profile, work))
 
 
+@paused_gc()
 def kernel_summary(profile) -> View:
     """Per kernel name: calls, total/mean/min/max device time, tensor cores, and the roofline over the
     calls that were their op's only kernel (a kernel sharing its op with others has no ideal of its own)."""
@@ -343,6 +348,7 @@ def kernel_summary(profile) -> View:
     return View("kernels", columns, rows, peak_notes(profile, work))
 
 
+@paused_gc()
 def overview(profile) -> View:
     """One row per step (and a total): wall time split into kernel, memcpy, memset, runtime, dataloader,
     CPU exec and other (see analysis/timeline.py), GPU busy and idle. The notes say what the profile

@@ -7,6 +7,7 @@ import io
 
 from ..columns import BY_NAME
 from ..errors import ColumnError
+from ..gcpause import paused_gc
 
 FORMATS = ("columns", "csv", "space")
 _MIN_SHRUNK = 8
@@ -20,11 +21,12 @@ def header(name: str) -> str:
 def cell(value) -> str:
     if value is None:
         return "-"
-    if isinstance(value, float):
+    if type(value) is float:
         return f"{value:.4g}"
-    return str(value)
+    return value if type(value) is str else str(value)
 
 
+@paused_gc()
 def render_view(view, columns=None, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
     """The view's rows as text; ``columns`` defaults to the view's own."""
     columns = tuple(columns or view.columns)
@@ -54,26 +56,21 @@ def render_csv(rows, columns) -> str:
 
 
 def render_columns(rows, columns, width: int | None) -> str:
-    table = [[cell(r.get(c)) for c in columns] for r in rows]
+    values = [[r.get(c) for c in columns] for r in rows]
+    by_column = list(zip(*values)) if values else [()] * len(columns)
+    numeric = [bool(col) and all(map(_is_number, col)) for col in by_column]
+    table = [[cell(v) for v in row] for row in values]
     heads = [header(c) for c in columns]
-    widths = [max([len(h)] + [len(row[i]) for row in table]) for i, h in enumerate(heads)]
-    numeric = [all(_is_number(r.get(c)) for r in rows) and bool(rows) for c in columns]
+    widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, zip(*table) if table else by_column)]
     if width is not None:
         widths = _fit(widths, heads, columns, numeric, width)
-
-    def line(values):
-        parts = []
-        for i, v in enumerate(values):
-            if len(v) > widths[i]:
-                v = v[: max(widths[i] - 1, 0)] + "…"
-            parts.append(v.rjust(widths[i]) if numeric[i] else v.ljust(widths[i]))
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(heads)] + [line(row) for row in table])
+        table = [[v if len(v) <= w else v[: max(w - 1, 0)] + "…" for v, w in zip(row, widths)] for row in table]
+    line = "  ".join(f"{{:{'>' if n else '<'}{w}}}" for n, w in zip(numeric, widths)).format
+    return "\n".join([line(*heads).rstrip()] + [line(*row).rstrip() for row in table])
 
 
 def _is_number(value) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)) or value == "na"
+    return value is None or type(value) in (int, float) or value == "na"
 
 
 def _fit(widths, heads, columns, numeric, width: int) -> list:
