@@ -3,6 +3,7 @@
 Configurations (each runs the same ITERS training steps, timed end to end including the
 profiler's own teardown and, where stated, building the report):
   plain                      no profiler
+  no-op TorchDispatchMode    a dispatch mode that records nothing: the floor of any such recorder
   torch.profiler shapes      record_shapes=True
   torch.profiler shapes+stack record_shapes=True, with_stack=True, + key_averages(...).table()
   pyprof_live                stack_depth=0 (no call sites)
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyprof_live  # noqa: E402
@@ -31,6 +33,19 @@ from tests.formula_models import gpt_step  # noqa: E402
 def run_plain(step, iters):
     for _ in range(iters):
         step()
+
+
+class _NoopMode(TorchDispatchMode):
+    """Does nothing but route every op through Python: the floor of any dispatch-mode recorder."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def run_noop_mode(step, iters):
+    with _NoopMode():
+        for _ in range(iters):
+            step()
 
 
 def run_torch_profiler(step, iters, with_stack=False):
@@ -77,6 +92,7 @@ def run_pyprof_live_id_push(step, iters):
 
 CONFIGS = {
     "plain": run_plain,
+    "no-op TorchDispatchMode (floor)": run_noop_mode,
     "torch.profiler shapes": run_torch_profiler,
     "torch.profiler shapes+stack+table": lambda s, n: run_torch_profiler(s, n, with_stack=True),
     "pyprof_live": run_pyprof_live,
