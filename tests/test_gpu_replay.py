@@ -17,7 +17,7 @@ pytest.importorskip("cupti")
 
 from pyprof_live.correlate import correlate  # noqa: E402
 from pyprof_live.gpu.replay import ReplayBackend, ReplayProcess, load_trace, seen_by_dispatch_mode  # noqa: E402
-from pyprof_live.importers.kineto import _host_ids, _times, read_trace_events  # noqa: E402
+from pyprof_live.importers.kineto import host_ids, event_times, read_trace_events  # noqa: E402
 from pyprof_live.profile import Profile  # noqa: E402
 from pyprof_live.records import NO_LINK, OpRecord  # noqa: E402
 
@@ -39,7 +39,7 @@ def reference_links(events) -> dict:
     traces write that), and one that names no op links nothing.
     """
     cpu = [e for e in events if e.get("cat") in OP_CATEGORIES]
-    tree = Profile(ops=[OpRecord(e["name"], *_times(e), tid=_host_ids(e)[1], pid=_host_ids(e)[0]) for e in cpu])
+    tree = Profile(ops=[OpRecord(e["name"], *event_times(e), tid=host_ids(e)[1], pid=host_ids(e)[0]) for e in cpu])
     correlate(tree)  # parents by time containment
     op_of_external = {}
     for i, e in enumerate(cpu):
@@ -94,7 +94,7 @@ def agreement(path, process=None) -> dict:
 
 
 def _api_starts(events, apis):
-    starts = {e["args"].get("correlation"): _times(e)[0] for e in events
+    starts = {e["args"].get("correlation"): event_times(e)[0] for e in events
               if e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime")}
     return [(a, starts[a.correlation]) for a in apis if a.correlation in starts]
 

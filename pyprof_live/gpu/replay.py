@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from cupti import cupti
 
-from ..importers.kineto import _devices, _host_ids, _times, read_trace_events
+from ..importers.kineto import devices_from_properties, host_ids, event_times, read_trace_events
 from ..profile import Profile
 from ..records import OpRecord
 from .cupti_backend import CuptiBackend
@@ -201,22 +201,22 @@ def load_trace(path) -> Trace:
         if category in _OP_CATEGORIES and seen_by_dispatch_mode(event["name"]):
             op_events.append(event)
         elif category in _API_CATEGORIES:
-            pid, tid = _host_ids(event)
-            threads[tid & 0xFFFFFFFF][1].append((*_times(event), pid, event))
+            pid, tid = host_ids(event)
+            threads[tid & 0xFFFFFFFF][1].append((*event_times(event), pid, event))
         elif category in _DEVICE_CATEGORIES:
             device_events.append(event)
     ops = []
     for event in op_events:
-        start, end = _times(event)
-        tid = _host_ids(event)[1]
+        start, end = event_times(event)
+        tid = host_ids(event)[1]
         op = OpRecord(event["name"], start, end, tid & 0xFFFFFFFF, external_id=len(ops))
         ops.append(op)
         threads[op.tid][0].append(op)
     per_thread = [_thread_steps(thread, ops_of, calls) for thread, (ops_of, calls) in threads.items()]
-    device_steps = [(_times(e)[1], 0, 0, "device", e) for e in device_events]
+    device_steps = [(event_times(e)[1], 0, 0, "device", e) for e in device_events]
     device_steps.sort(key=lambda s: s[0])
     steps = list(heapq.merge(*per_thread, device_steps, key=lambda s: (s[0], s[1])))
-    return Trace(ops, op_events, steps, _devices(header.get("deviceProperties") or []))
+    return Trace(ops, op_events, steps, devices_from_properties(header.get("deviceProperties") or []))
 
 
 def _thread_steps(thread: int, ops: list, calls: list) -> list:
@@ -261,7 +261,7 @@ def _device_record(event: dict):
     """A Kineto GPU event as the cupti-python record CUPTI would have delivered (host-clock times)."""
     args = event.get("args") or {}
     what = _DEVICE_CATEGORIES[event["cat"]]
-    start, end = _times(event)
+    start, end = event_times(event)
     if what == "kernel":
         record = cupti.ActivityKernel13()
         record.kind = int(_KIND.CONCURRENT_KERNEL)

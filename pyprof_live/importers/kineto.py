@@ -551,12 +551,14 @@ def _ns(us) -> int:
     return whole * 1000 + round((us - whole) * 1000)
 
 
-def _times(event: dict) -> tuple[int, int]:
+def event_times(event: dict) -> tuple[int, int]:
+    """(start, end) of a trace event in integer ns (public: the CUPTI replay reads traces with it too)."""
     start = _ns(event["ts"])
     return start, start + _ns(event.get("dur", 0))
 
 
-def _host_ids(event: dict) -> tuple[int, int]:
+def host_ids(event: dict) -> tuple[int, int]:
+    """(pid, tid) of a trace event as integers (the 2021 dialect writes some as strings)."""
     pid = event["pid"]
     tid = event["tid"]
     if pid.__class__ is str:
@@ -607,8 +609,8 @@ class _Builder:
 
     def cpu_op(self, event: dict) -> None:
         name = event["name"]
-        start, end = _times(event)
-        pid, tid = _host_ids(event)
+        start, end = event_times(event)
+        pid, tid = host_ids(event)
         if name.startswith(_RANGE_PREFIXES):
             self.ranges.append(RangeRecord(name, start, end, tid, pid, "record_function"))
             return
@@ -635,8 +637,8 @@ class _Builder:
         self.ops.append(op)
 
     def user_annotation(self, event: dict) -> None:
-        start, end = _times(event)
-        pid, tid = _host_ids(event)
+        start, end = event_times(event)
+        pid, tid = host_ids(event)
         self.ranges.append(RangeRecord(event["name"], start, end, tid, pid, "record_function"))
 
     def runtime(self, event: dict) -> None:
@@ -649,8 +651,8 @@ class _Builder:
 
     def _api(self, event: dict, kind: str) -> None:
         args = event["args"]
-        start, end = _times(event)
-        pid, tid = _host_ids(event)
+        start, end = event_times(event)
+        pid, tid = host_ids(event)
         correlation = args.get("correlation", NO_LINK)
         external = args.get("External id")
         if external is None:
@@ -662,7 +664,7 @@ class _Builder:
 
     def kernel(self, event: dict) -> None:
         args = event["args"]
-        start, end = _times(event)
+        start, end = event_times(event)
         self.kernels.append(
             KernelRecord(
                 event["name"],
@@ -688,7 +690,7 @@ class _Builder:
 
     def _memop(self, event: dict, kind: str, copy_kind: str) -> None:
         args = event["args"]
-        start, end = _times(event)
+        start, end = event_times(event)
         device = args.get("device", args.get("inDevice", 0))  # peer copies write in/from/toDevice
         self.memops.append(
             MemoryRecord(
@@ -705,8 +707,8 @@ class _Builder:
 
     def python_function(self, event: dict) -> None:
         args = event["args"]
-        start, end = _times(event)
-        pid, tid = _host_ids(event)
+        start, end = event_times(event)
+        pid, tid = host_ids(event)
         self.python.events.append(
             (pid, tid, start, end, args.get("Python id"), args.get("Python parent id"), event["name"])
         )
@@ -747,7 +749,7 @@ class _Builder:
             kernels=self.kernels,
             memops=self.memops,
             ranges=self.ranges,
-            devices=_devices(header.get("deviceProperties") or ()),
+            devices=devices_from_properties(header.get("deviceProperties") or ()),
             meta=self._meta(path, header),
         )
 
@@ -829,7 +831,8 @@ class _Builder:
         return meta
 
 
-def _devices(properties) -> list:
+def devices_from_properties(properties) -> list:
+    """DeviceInfo records from a trace header's ``deviceProperties``."""
     devices = []
     for i, prop in enumerate(properties):
         if not isinstance(prop, dict):
