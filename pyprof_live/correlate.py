@@ -8,7 +8,7 @@ kernel), and written into the records' link fields:
    Kineto), else the innermost op on the launching ``(pid, tid)`` whose interval contains the
    call's start (nsys/nvprof NVTX ranges, Kineto traces whose ids are unusable);
 3. op -> parent op: innermost enclosing op on the same thread;
-4. facts a nested op lacks are inherited from its parent (dir, altseq, module, layer, callsite);
+4. facts a nested op lacks are inherited from its parent (dir, altseq, module, layer, callsite, mod);
 5. backward op -> forward op: the latest forward op of the same process with ``seq == altseq``
    that started before it (PyProf's rule, keyed by sequence number, not by position).
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from .gcpause import paused_gc
 from .records import NO_LINK
 
-_INHERITED_FROM_PARENT = ("module", "layer", "callsite")
+_INHERITED_FROM_PARENT = ("module", "layer", "callsite", "mod")
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,7 @@ def test_module_paths_nested_layers_and_wrap():
     assert [op.module for op in addmm] == ["Encoder.blocks.0.ffn", "Encoder.blocks.1.ffn"]
     # wrap(): the wrapped forward is a function record enclosing the block's ops.
     assert [ops[op.parent].name for op in addmm] == ["Block.forward", "Block.forward"]
+    assert [op.mod for op in addmm] == ["Block", "Block"]  # PyProf's mod: the wrapped class
     layer_ranges = [r.name for r in p.records.ranges if r.kind == "layer"]
     assert layer_ranges.count("LayerNorm") == 2 and layer_ranges.count("Encoder_2") == 1
 

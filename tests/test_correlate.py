@@ -11,7 +11,8 @@ def _nested_profile():
     corr 3 at t=110 (relu), corr 4 at t=200 (no op). Kernel corr 9 has no launch row.
     """
     ops = [
-        OpRecord("aten::conv2d", 0, 100, tid=1, pid=7, seq=4, module="Net.conv", layer=("stem",)),
+        OpRecord("aten::conv2d", 0, 100, tid=1, pid=7, seq=4, module="Net.conv", layer=("stem",),
+                 mod="torch.nn.functional"),
         OpRecord("aten::convolution", 10, 90, tid=1, pid=7),
         OpRecord("aten::cudnn_convolution", 20, 80, tid=1, pid=7),
         OpRecord("aten::relu", 100, 130, tid=1, pid=7, seq=5),
@@ -58,7 +59,8 @@ def test_parents_and_inherited_facts():
     ops = p.records.ops
     assert [op.parent for op in ops] == [-1, 0, 1, -1, -1, 4]
     # Module and layer flow down the chain; dir defaults to fwd at the top and is inherited below.
-    assert [(op.module, op.layer, op.dir) for op in ops[:3]] == [("Net.conv", ("stem",), "fwd")] * 3
+    assert [(op.module, op.layer, op.dir, op.mod) for op in ops[:3]] == [
+        ("Net.conv", ("stem",), "fwd", "torch.nn.functional")] * 3
     # The aten op inside a backward node range is bwd, with the node's sequence number...
     assert (ops[5].dir, ops[5].altseq) == ("bwd", 4)
     # ...and both are tied to the forward op with that number, taking its module and layer.
