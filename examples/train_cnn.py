@@ -59,7 +59,7 @@ def main(steps: int = 3) -> pyprof_live.Profile:
 
 if __name__ == "__main__":
     prof = main()
-    print(prof.table(sort="sil", limit=25, columns="idx,dir,module,layer,op,params,host,flops,bytes,trace"))
+    print(prof.table(sort="sil", limit=25, width=170, columns="idx,dir,module,layer,op,params,host,flops,bytes,trace"))
     print()
     print(prof.ops())
     print()
