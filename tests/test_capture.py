@@ -332,3 +332,15 @@ def test_torch_compile_under_profile_warns_and_is_recorded():
 def test_gpu_cupti_without_cuda_is_a_typed_error():
     with pytest.raises(pyprof_live.GpuUnavailableError, match="needs a CUDA device"):
         pyprof_live.profile(gpu="cupti").start()
+
+
+def test_start_stop_again_appends_to_the_same_profile():
+    p = pyprof_live.profile()
+    p.start()
+    torch.ones(2)
+    p.stop()
+    p.start()
+    torch.zeros(3)
+    p.stop()
+    assert [op.name for op in _ops(p)] == ["aten::ones", "aten::zeros"]
+    assert p.raw_ops == []  # the raw tuples are dropped once they are records

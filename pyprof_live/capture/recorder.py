@@ -111,7 +111,7 @@ class OpRecorder(TorchDispatchMode):
         self.next_id = itertools.count().__next__  # record ids, shared with function scopes
         self.raw = session.raw_ops
         self.recording = False
-        self.max_ops = session.max_ops
+        self.max_ops = session.max_ops - len(session.records.ops)  # the cap counts earlier start/stops too
         self.stack_depth = session.stack_depth
         self.param_names = session._module_names.param_names
         self._infos: dict = {}
