@@ -38,6 +38,9 @@ _OPTIMIZER_SCOPES = ("Optimizer.step#", "Optimizer.zero_grad#")
 ) = range(18)
 
 
+_SEQUENCES = (list, tuple)
+
+
 def tensor_meta(value):
     """Shape and dtype of a tensor (or of each tensor in a list); other values kept as they are.
 
@@ -47,7 +50,7 @@ def tensor_meta(value):
     """
     if isinstance(value, _Tensor):
         return (tuple(value.shape), value.dtype)
-    if type(value) in (list, tuple):
+    if type(value) in _SEQUENCES:
         return tuple([(tuple(v.shape), v.dtype) if isinstance(v, _Tensor) else v for v in value])
     return value
 
@@ -154,9 +157,11 @@ class OpRecorder(TorchDispatchMode):
         frames = callsite.capture(self.stack_depth) if self.stack_depth and direction != "bwd" else ()
         raw.append((
             info.index,
-            tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else tensor_meta(a) for a in args]),
+            # tensor_meta inlined for the common cases: this line runs for every argument of every op.
+            tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else tensor_meta(a) if type(a) in _SEQUENCES
+                   else a for a in args]),
             tuple([(k, tensor_meta(v)) for k, v in kwargs.items()]) if kwargs else (),
-            tensor_meta(out),
+            (tuple(out.shape), out.dtype) if isinstance(out, _Tensor) else tensor_meta(out),
             start,
             end,
             get_ident(),
