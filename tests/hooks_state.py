@@ -21,4 +21,5 @@ def hooks_state() -> dict:
         "thread_profile": threading.getprofile(),
         "sink": sink.session,
         "profiler": torch.autograd.profiler._is_profiler_enabled,
+        "torch_compile": torch.compile,
     }

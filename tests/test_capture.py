@@ -1,6 +1,8 @@
 """Live capture: sequence numbers, backward -> forward, direction, modules, layers, threads, hooks."""
 
 import re
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -344,3 +346,22 @@ def test_start_stop_again_appends_to_the_same_profile():
     p.stop()
     assert [op.name for op in _ops(p)] == ["aten::ones", "aten::zeros"]
     assert p.raw_ops == []  # the raw tuples are dropped once they are records
+
+
+@pytest.mark.e2e
+def test_torch_compile_first_called_inside_the_profile_is_noticed():
+    """Dynamo not imported when the profile starts: the first torch.compile call imports it."""
+    code = (
+        "import sys, warnings, torch, pyprof_live\n"
+        "assert 'torch._dynamo.convert_frame' not in sys.modules\n"
+        "original = torch.compile\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    with pyprof_live.profile() as p:\n"
+        "        torch.compile(lambda x: torch.sin(x) + 1, backend='eager')(torch.randn(3))\n"
+        "assert torch.compile is original\n"
+        "print(p.meta['compiled_code_run_eagerly'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "<lambda> (<string>:7)" in done.stdout
