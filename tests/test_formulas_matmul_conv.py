@@ -106,6 +106,23 @@ def test_pre_2_0_cudnn_dgrad_needs_no_stride_for_flops():
     assert evaluate(op) == Cost(3288334336, None, "bytes unknown: inputs lack self_size (GenericList)")
 
 
+def test_pre_2_0_cudnn_wgrad_of_a_depthwise_conv():
+    # cudnn_convolution_backward_weight(weight_size (8, 1, 3, 3), grad_output (2, 8, 10, 10), self (2, 8, 10, 10),
+    # padding, stride, dilation, groups 8, ...): 2 * 72 weight elements * N 2 * 100 positions = 28800 flops
+    # (torch's conv_backward_flop would say 8 times that). bytes: 4 * (grad 1600 + self 1600 + grad_weight 72) = 13088.
+    op = OpRecord("aten::cudnn_convolution_backward_weight", 0, 1, inputs=(
+        (8, 1, 3, 3), TensorMeta((2, 8, 10, 10), "float32"), TensorMeta((2, 8, 10, 10), "float32"), (1, 1), (1, 1),
+        (1, 1), 8, False, False, True))
+    assert evaluate(op) == Cost(28800, 13088, "")
+
+
+def test_int_mm_output_is_int32_when_not_recorded():
+    # Kineto/nsys record no output: int8 (32, 64) @ int8 (64, 32) writes int32 (32, 32).
+    # flops 2 * 32 * 32 * 64 = 131072; bytes 2048 + 2048 + 4 * 1024 = 8192 (int8 output would give 5120).
+    op = OpRecord("aten::_int_mm", 0, 1, inputs=(TensorMeta((32, 64), "int8"), TensorMeta((64, 32), "int8")))
+    assert evaluate(op) == Cost(131072, 8192, "")
+
+
 def _per_op_flops(step) -> tuple[Counter, dict]:
     ops, _ = record(step)
     ours = Counter()
@@ -123,7 +140,35 @@ def _per_op_flops(step) -> tuple[Counter, dict]:
 ])
 def test_equal_to_flop_counter_mode_forward_and_backward(make_step, expected_ops):
     # Every op FlopCounterMode counts gets exactly its count from us (it counts 0 for the CPU SDPA op).
+    # Both models' convs have groups 1 on purpose: for grouped convs we deliberately differ in the weight
+    # gradient (test_grouped_conv_backward_deviates_from_flop_counter_mode).
     ours, theirs = _per_op_flops(make_step(optimizer=False))
     assert set(theirs) == expected_ops
     assert {name: ours[name] for name in theirs} == theirs
     assert all(count > 0 for count in theirs.values())
+
+
+def _conv_train_step(conv, x):
+    x.requires_grad_()  # so the backward computes dgrad as well as wgrad
+    return lambda: conv(x).sum().backward()
+
+
+@pytest.mark.parametrize("make_conv, x_shape, forward, backward, theirs_backward", [
+    # Depthwise Conv2d(8, 8, 3, groups=8, padding=1) on (2, 8, 10, 10): weight (8, 1, 3, 3), out (2, 8, 10, 10).
+    # forward 2 * N 2 * C_out 8 * C_in/g 1 * k 9 * 100 positions = 28800; dgrad the same 28800;
+    # wgrad 2 * 72 weight elements * N 2 * 100 output positions = 28800: backward 57600.
+    # FlopCounterMode's wgrad is dense across channels, 8x: 28800 + 8 * 28800 = 259200.
+    (lambda: torch.nn.Conv2d(8, 8, 3, groups=8, padding=1, bias=False), (2, 8, 10, 10), 28800, 57600, 259200),
+    # ConvTranspose2d(4, 6, 3, stride=2, groups=2) on (1, 4, 5, 5): weight (4, 3, 3, 3) = 108, out (1, 6, 11, 11).
+    # forward on input positions: 2 * N 1 * C_in 4 * C_out/g 3 * k 9 * 25 = 5400; dgrad (a conv of grad_output
+    # with the weight onto the 25 input positions) 5400; wgrad 2 * 108 * N 1 * 25 input positions = 5400:
+    # backward 10800. FlopCounterMode's wgrad is 2x (groups 2): 5400 + 2 * 5400 = 16200.
+    (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2, bias=False), (1, 4, 5, 5), 5400, 10800, 16200),
+])
+def test_grouped_conv_backward_deviates_from_flop_counter_mode(make_conv, x_shape, forward, backward,
+                                                               theirs_backward):
+    torch.manual_seed(0)
+    ours, theirs = _per_op_flops(_conv_train_step(make_conv(), torch.randn(x_shape)))
+    assert ours["aten::convolution"] == theirs["aten::convolution"] == forward
+    assert ours["aten::convolution_backward"] == backward
+    assert theirs["aten::convolution_backward"] == theirs_backward

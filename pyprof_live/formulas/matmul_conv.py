@@ -1,12 +1,17 @@
 """Matrix multiplies and convolutions, forward and backward, with torch.utils.flop_counter's counts.
 
-The counting functions are torch's own (``mm_flop``, ``bmm_flop``, ``conv_flop_count``,
-``conv_backward_flop``), so our numbers equal FlopCounterMode's wherever it counts: 2 flops per
-multiply-accumulate, bias additions not counted (as torch). Argument mapping is ours: torch's
-registry feeds ``cudnn_convolution`` through the ``convolution`` signature (its ``benchmark`` flag
-lands in ``transposed``), which we do not repeat. Where a source recorded no output (Kineto,
-nsys), the conv output shape is derived from stride/padding/dilation; when those are not
-recorded either (nsys ``sizes``), the answer is ``na`` with that reason.
+The counting functions are torch's own (``mm_flop``, ``bmm_flop``, ``conv_flop_count``), so our
+numbers equal FlopCounterMode's wherever it counts: 2 flops per multiply-accumulate, bias additions
+not counted (as torch). One deliberate deviation: the weight gradient of a grouped (or depthwise)
+convolution. torch's ``conv_backward_flop`` counts it as a conv of input with grad_output that is
+dense across channels, ``groups`` times the real work (Conv2d(8, 8, 3, groups=8, padding=1) on
+2x8x10x10, backward: it says 259,200 where dgrad 28,800 + wgrad 28,800 = 57,600 are done). We count
+2 flops per weight element per sample and position it is applied at: torch's number when groups is 1.
+
+Argument mapping is ours: torch's registry feeds ``cudnn_convolution`` through the ``convolution``
+signature (its ``benchmark`` flag lands in ``transposed``), which we do not repeat. Where a source
+recorded no output (Kineto, nsys), the conv output shape is derived from stride/padding/dilation;
+when those are not recorded either (nsys ``sizes``), the answer is ``na`` with that reason.
 
 torch is imported on first use, so importing the formula table stays cheap for file importers.
 """
@@ -28,8 +33,9 @@ def _torch_counter():
     return flop_counter
 
 
-def _gemm_out(a: OpArgs, m: int, n: int, batch: tuple, *operands) -> TensorMeta:
-    return a.output(0) or TensorMeta(batch + (m, n), result_dtype(operands))
+def _gemm_out(a: OpArgs, m: int, n: int, batch: tuple, *operands, dtype: str | None = None) -> TensorMeta:
+    """The recorded output, else (batch, m, n) in ``dtype`` (default: the operands' result type)."""
+    return a.output(0) or TensorMeta(batch + (m, n), dtype or result_dtype(operands))
 
 
 def _require_2d(*tensors):
@@ -42,10 +48,12 @@ def _require_2d(*tensors):
 
 @builtin("aten::mm", "aten::_int_mm")
 def _mm(a: OpArgs) -> Work:
+    # _int_mm multiplies int8 matrices into an int32 result, not the operands' dtype.
     x, y = a.tensor(0, "self"), a.tensor(1, "mat2")
     _require_2d(x, y)
     flops = _torch_counter().mm_flop(x.shape, y.shape)
-    return Work(flops, (x, y), (_gemm_out(a, x.shape[0], y.shape[1], (), x, y),))
+    dtype = "int32" if a.name == "aten::_int_mm" else None
+    return Work(flops, (x, y), (_gemm_out(a, x.shape[0], y.shape[1], (), x, y, dtype=dtype),))
 
 
 @builtin("aten::addmm", "aten::addmm_", "aten::_addmm_activation")
@@ -251,16 +259,24 @@ def _convolution(a: OpArgs) -> Work:
     return Work(flops, reads, (out,))
 
 
+def _wgrad_flops(grad: TensorMeta, x: TensorMeta, weight_shape: tuple, transposed: bool) -> int:
+    """2 flops per weight element for each sample and each position it is applied at: the output's positions
+    for a convolution, the input's for a transposed one (padding ignored, as torch's forward count)."""
+    positions = (x if transposed else grad).shape[2:]
+    return 2 * prod(weight_shape) * grad.shape[0] * prod(positions)
+
+
 def _conv_backward(a: OpArgs, grad: TensorMeta, x: TensorMeta, w: TensorMeta, transposed: bool, mask,
                    grad_bias_channels: int) -> Work:
-    """dgrad (mask[0]) and wgrad (mask[1]) as torch's conv_backward_flop counts them; the bias gradient
-    (mask[2], a sum over grad_output) is not counted in flops, as torch, but its write is in the bytes."""
+    """dgrad (mask[0]: the opposite-transposedness conv of grad_output with the weight, torch's count) and
+    wgrad (mask[1], ours: see the module docstring on groups); the bias gradient (mask[2], a sum over
+    grad_output) is not counted in flops, as torch, but its write is in the bytes."""
     grads = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or TensorMeta(w.shape, w.dtype),
              a.output(2) or TensorMeta((grad_bias_channels,), grad.dtype))
     mask = tuple(mask) + (False,) * (3 - len(mask))
-    flops = _torch_counter().conv_backward_flop(list(grad.shape), list(x.shape), list(w.shape), None, None, None,
-                                                None, transposed, None, None, mask,
-                                                out_val=[list(g.shape) for g in grads])
+    dgrad = _torch_counter().conv_flop_count(list(grad.shape), list(w.shape), list(grads[0].shape),
+                                             transposed=not transposed) if mask[0] else 0
+    flops = dgrad + (_wgrad_flops(grad, x, w.shape, transposed) if mask[1] else 0)
     reads = (grad,) + ((w,) if mask[0] else ()) + ((x,) if mask[1] else ())
     return Work(flops, reads, tuple(g for g, wanted in zip(grads, mask) if wanted))
 
@@ -309,10 +325,7 @@ def _conv_wgrad(a: OpArgs) -> Work:
     # (weight_size, grad_output, self, ...): a conv of input with grad_output producing the weight shape.
     grad, x = a.tensor(1, "grad_output"), a.tensor(2, "self")
     grad_weight = a.output(0) or TensorMeta(tuple(a.ints(0, "weight_size")), grad.dtype)
-    flops = _torch_counter().conv_backward_flop(list(grad.shape), list(x.shape), list(grad_weight.shape), None, None,
-                                                None, None, False, None, None, (False, True, False),
-                                                out_val=[None, list(grad_weight.shape), None])
-    return Work(flops, (grad, x), (grad_weight,))
+    return Work(_wgrad_flops(grad, x, grad_weight.shape, False), (grad, x), (grad_weight,))
 
 
 @builtin("aten::cudnn_convolution_backward_bias", "aten::miopen_convolution_backward_bias")
