@@ -32,7 +32,6 @@ _PER_GROUP = T + 2
 _BACKWARD_REDUCE = 5
 
 
-
 def _accumulate_dtype(dtype: str | None) -> str | None:
     """Statistics of 16-bit inputs are kept in float32 (torch's accumulate type)."""
     return "float32" if canonical_dtype(dtype) in ("float16", "bfloat16") else dtype

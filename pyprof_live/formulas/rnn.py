@@ -73,7 +73,6 @@ def _tokens(x: TensorMeta) -> int:
     return prod(x.shape[:-1])
 
 
-
 # -- oneDNN: one layer, one direction per op ---------------------------------------------------
 
 # mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode, hidden_size,
