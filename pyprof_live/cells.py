@@ -73,15 +73,18 @@ def params_text(op) -> str:
 
 
 def _params_text(op) -> str:
+    """Live capture appends keyword values to ``inputs`` (schema order); importers keep them only in
+    ``kwargs``. Either way each value is shown once, under its schema or keyword name."""
+    kw_values = tuple(v for _, v in op.kwargs)
+    appended = bool(kw_values) and op.inputs[len(op.inputs) - len(kw_values):] == kw_values
+    positional = op.inputs[: len(op.inputs) - len(kw_values)] if appended else op.inputs
+    names = argument_names(op.name, op.overload) if positional else ()
     tensors, others = [], []
-    names = argument_names(op.name, op.overload) if op.inputs else ()
-    keyword = {value_name for value_name, _ in op.kwargs}
-    positional = len(op.inputs) - len(op.kwargs)
-    for i, value in enumerate(op.inputs):
+    named = [(names[i] if i < len(names) else f"arg{i}", v) for i, v in enumerate(positional)] + list(op.kwargs)
+    for name, value in named:
         if isinstance(value, TensorMeta) or (isinstance(value, tuple) and value and isinstance(value[0], TensorMeta)):
             tensors.append(value_text(value))
         elif value is not None:
-            name = op.kwargs[i - positional][0] if i >= positional and keyword else (names[i] if i < len(names) else f"arg{i}")
             others.append(f"{name}={value_text(value)}")
     return " ".join(tensors + others)
 

@@ -14,9 +14,9 @@ import sys
 
 from .columns import COLUMNS
 from .errors import PyprofLiveError
+from .profile import VIEW_NAMES
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
-VIEWS = ("table", "ops", "ops+shape", "modules", "kernels", "overview", "recommendations")
 
 
 def _column_help() -> str:
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("-w", "--width", type=int, help="aligned columns fitted into this many characters")
     parser.add_argument("--sort", help="sort rows by this column (sil, host, flops, bytes: largest first)")
     parser.add_argument("--limit", type=int, help="show only the first N rows")
-    parser.add_argument("--view", choices=VIEWS, default="table",
+    parser.add_argument("--view", choices=VIEW_NAMES, default="table",
                         help="table (one row per kernel, default) or a summary")
     parser.add_argument("--chrome", metavar="OUT",
                         help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report")
@@ -102,11 +102,9 @@ def main(argv=None) -> int:
         if args.chrome or args.html:
             return _export(profile, args)
         if args.view != "table":
-            view = {
-                "ops": lambda: profile.ops(), "ops+shape": lambda: profile.ops(by="op+shape"),
-                "modules": profile.modules, "kernels": profile.kernels, "overview": profile.overview,
-                "recommendations": profile.recommendations,
-            }[args.view]()
+            if args.sort or args.columns != PYPROF_DEFAULT_COLUMNS:
+                parser.error("-c and --sort apply to the kernel table, not to --view " + args.view)
+            view = profile.view(args.view)
             from .render.text import render_view
 
             fmt = "csv" if args.csv else "columns"

@@ -9,8 +9,9 @@ kernel), and written into the records' link fields:
    call's start (nsys/nvprof NVTX ranges, Kineto traces whose ids are unusable);
 3. op -> parent op: innermost enclosing op on the same thread;
 4. facts a nested op lacks are inherited from its parent (dir, altseq, module, layer, callsite, mod);
-5. backward op -> forward op: the latest forward op of the same process with ``seq == altseq``
-   that started before it (PyProf's rule, keyed by sequence number, not by position).
+5. backward op -> forward op: the latest forward op of the same process and autograd counter
+   (``seq_thread``) with ``seq == altseq`` that started before it (PyProf's rule, keyed by sequence
+   number, not by position).
 
 What could not be linked is counted in the returned :class:`Correlation`, never dropped.
 """
@@ -116,16 +117,17 @@ def _inherit_from_parents(ops) -> None:
 
 def _link_backward_to_forward(ops) -> None:
     """bwd op -> latest earlier fwd op with seq == altseq; it takes that op's module, layer, call site."""
-    forward_by_seq = defaultdict(list)  # (pid, seq) -> [(start, index)] in start order
+    forward_by_seq = defaultdict(list)  # (pid, counter thread, seq) -> [(start, index)] in start order
     for i, op in enumerate(ops):
         if op.seq != NO_LINK and op.dir in ("fwd", "recompute", "other"):
-            forward_by_seq[(op.pid, op.seq)].append((op.start, i))
+            forward_by_seq[(op.pid, op.seq_thread, op.seq)].append((op.start, i))
     for candidates in forward_by_seq.values():
         candidates.sort()
     for op in ops:
+        op.fwd = NO_LINK  # correlation may run again (a live profile stopped twice): no stale links
         if op.dir != "bwd" or op.altseq == NO_LINK:
             continue
-        candidates = forward_by_seq.get((op.pid, op.altseq))
+        candidates = forward_by_seq.get((op.pid, op.seq_thread, op.altseq))
         if not candidates:
             continue
         pos = bisect_right(candidates, (op.start, len(ops))) - 1
@@ -188,7 +190,7 @@ def _link_device_work(items, apis) -> int:
     for item in items:
         a = by_correlation.get((item.pid, item.correlation), NO_LINK)
         item.launch = a
+        item.op = apis[a].op if a != NO_LINK else NO_LINK
         if a != NO_LINK:
             found += 1
-            item.op = apis[a].op
     return found

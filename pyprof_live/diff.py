@@ -7,9 +7,7 @@ of the op's own kernels when both profiles have GPU activity, else host self tim
 
 from __future__ import annotations
 
-from .views import View
-
-_BY = ("op", "op+shape")
+from .views import View, has_device_time
 
 
 def diff(before, after, by: str = "op") -> View:
@@ -18,11 +16,9 @@ def diff(before, after, by: str = "op") -> View:
     Columns: calls, host self time, device self time and flops of A and B, and their deltas
     (``d_*`` = B - A; None where a side has no formula for flops).
     """
-    if by not in _BY:
-        raise ValueError(f'by must be "op" or "op+shape", not {by!r}')
     rows_a = {_key(r): r for r in before.ops(by=by).rows}
     rows_b = {_key(r): r for r in after.ops(by=by).rows}
-    device_a, device_b = _has_device_time(before), _has_device_time(after)
+    device_a, device_b = has_device_time(before), has_device_time(after)
     time = "dev_self" if device_a and device_b else "host_self"
     rows = []
     for key in rows_a.keys() | rows_b.keys():
@@ -52,10 +48,6 @@ def diff(before, after, by: str = "op") -> View:
 
 def _key(row) -> tuple:
     return row["op"], row.get("params") or ""
-
-
-def _has_device_time(profile) -> bool:
-    return bool(profile.records.kernels or profile.records.memops)
 
 
 def _source(profile) -> str:

@@ -2,7 +2,8 @@
 
 Records hold no reference cycles, but building hundreds of thousands of them makes the collector
 rescan the growing heap again and again (a third of an import, most of a live profile's stop).
-Only our own code runs inside: the user's code never runs with the collector paused.
+Only our own code (and the user's registered formulas it calls) runs inside: the profiled code
+never runs with the collector paused.
 """
 
 from __future__ import annotations

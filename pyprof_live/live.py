@@ -7,6 +7,7 @@ also when the profiled code raises, and turns what was recorded into records.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 import time
@@ -24,12 +25,13 @@ from .capture.modules import ModuleNames
 from .capture.recorder import OpRecorder, backward_facts, warn_cap
 from .errors import CaptureError
 from .gcpause import paused_gc
-from .gpu import select_backend
+from .gpu import select_backend, widen_thread_ids
 from .profile import Profile
 from .records import NO_LINK, OpRecord, RangeRecord
 
 _now = time.perf_counter_ns
 _active: list = []  # the profile that is recording, if any (one per process)
+_start_lock = threading.Lock()
 
 
 @dataclass(slots=True)
@@ -62,18 +64,24 @@ class LiveProfile(Profile):
         self.gpu = gpu
         self.raw_ops: list = []
         self.op_infos: list = []
+        #: Ids of op and function records (pushed to the GPU backend), unique over every start/stop.
+        self.next_id = itertools.count().__next__
         self.raw_functions: list = []
         self.raw_ranges: list = []
         self._module_names = ModuleNames()
+        self.param_names = self._module_names.param_names  # id(parameter) -> name, for AccumulateGrad
         self.recording = False
         self._step = 0
         self._step_start = 0
         self._ops_at_step_start = 0
         self._recorder: OpRecorder | None = None
         self._gpu = None
+        self._thread_profile_hook = None
         self._scopes = FunctionScopes()
         self._start_peek = 0
         self._start_tid = 0
+        self._started_once = False
+        self._last_peek: dict = {}  # tid -> autograd counter value last seen (finalize.py)
         self._cap_hit = False
         self._frame_cache: dict = {}
 
@@ -89,18 +97,22 @@ class LiveProfile(Profile):
 
     def start(self) -> "LiveProfile":
         """Install every hook and start recording (unless a step schedule says to wait)."""
-        if _active:
-            raise CaptureError(
-                "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
-            )
-        if torch.autograd.profiler._is_profiler_enabled:
-            raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
-        self._gpu = select_backend(self.gpu, self.meta["warnings"])
-        annotations.install()
-        _active.append(self)
+        with _start_lock:
+            if _active:
+                raise CaptureError(
+                    "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
+                )
+            if torch.autograd.profiler._is_profiler_enabled:
+                raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
+            _active.append(self)
         try:
-            self._start_peek = torch._C._autograd._get_sequence_nr()
-            self._start_tid = threading.get_ident()
+            self._gpu = select_backend(self.gpu, self.meta["warnings"])
+            annotations.install()
+            peek = torch._C._autograd._get_sequence_nr()
+            if not self._started_once:  # sequence numbers stay relative to the first start
+                self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
+            # Nodes numbered between two start/stop segments belong to no recorded op.
+            self._last_peek[threading.get_ident()] = peek
             context.__init__()  # a fresh thread context: no stale module/layer state from before
             self._module_names.install()
             self._scopes.install()
@@ -109,12 +121,18 @@ class LiveProfile(Profile):
                 self._gpu.start()
             self._recorder = OpRecorder(self, self._gpu)
             annotations.sink.session = self
+            self._thread_profile_hook = threading.getprofile()
             threading.setprofile(self._enter_new_thread)
             _push_mode(self._recorder)
             self._step_start = _now()
+            self._ops_at_step_start = 0
             self._set_recording(self.steps is None or self._step in self.steps)
         except BaseException:
-            self._remove_hooks()
+            try:
+                self._remove_hooks()
+            finally:
+                if self._gpu is not None:
+                    self._gpu.stop()  # releases CUPTI, so a later profile can collect again
             raise
         return self
 
@@ -150,28 +168,53 @@ class LiveProfile(Profile):
             self.add_range(f"step {self._step}", self._step_start, _now(), self._start_tid, "step")
 
     def _remove_hooks(self) -> None:
-        if self._recorder is not None:
-            self._recorder.recording = False
-            try:
-                _pop_mode()
-            except Exception:  # the user's code left the mode stack broken; the mode is inert now
-                pass
-            self._recorder = None
-        threading.setprofile(None)
-        annotations.sink.session = None
-        compiled.unwatch()
-        self._scopes.remove()
-        self._module_names.remove()
+        """Undo every hook; each removal runs even if an earlier one failed (the first error is raised)."""
+        recorder = self._recorder
+        self._recorder = None
         self.recording = False
-        if self in _active:
-            _active.remove(self)
+        removals = [
+            lambda: self._pop_recorder(recorder),
+            lambda: threading.setprofile(self._thread_profile_hook),
+            lambda: setattr(annotations.sink, "session", None),
+            compiled.unwatch,
+            self._scopes.remove,
+            self._module_names.remove,
+        ]
+        error = None
+        for remove in removals:
+            try:
+                remove()
+            except Exception as e:  # noqa: PERF203 - every hook must come off
+                error = error or e
+        with _start_lock:
+            if self in _active:
+                _active.remove(self)
+        if error is not None:
+            raise error
+
+    @staticmethod
+    def _pop_recorder(recorder) -> None:
+        if recorder is None:
+            return
+        recorder.detach()  # threads started while recording keep it on their stack: make it inert
+        try:
+            _pop_mode()
+        except Exception:  # the user's code left the mode stack broken; the recorder is inert now
+            pass
 
     def _enter_new_thread(self, frame, event, arg):
-        """Runs first in each thread started while recording: put the op hook on that thread too."""
-        sys.setprofile(None)
+        """Runs first in each thread started while recording: put the op hook on that thread too.
+
+        The mode stays on that thread's stack until the thread ends (a thread's mode stack can only be
+        changed from the thread itself); after stop() it passes every op through untouched.
+        """
+        previous = self._thread_profile_hook
+        sys.setprofile(previous)  # the user's own per-thread profiler, if any, carries on
         recorder = self._recorder
         if recorder is not None:
             _push_mode(recorder)
+        if previous is not None:
+            previous(frame, event, arg)
 
     # -- callbacks from hooks --------------------------------------------------------------------
 
@@ -185,12 +228,12 @@ class LiveProfile(Profile):
         if torch._C._current_graph_task_id() == -1:
             direction = "opt" if ctx.in_optimizer else "fwd"
         else:
-            direction = backward_facts(ctx, self._module_names.param_names)[0]
+            direction = backward_facts(ctx, self.param_names)[0]
         scope = FunctionScope(
             name=name, mod=mod, start=_now(), tid=threading.get_ident(), dir=direction,
             module=ctx.module, layers=ctx.layers,
             frames=callsite.capture(self.stack_depth, skip=3) if self.stack_depth and recorder else (),
-            op_id=recorder.next_id() if recorder else NO_LINK,
+            op_id=self.next_id(),
         )
         self.raw_functions.append(scope)
         if self._gpu is not None:
@@ -228,10 +271,12 @@ class LiveProfile(Profile):
     def _finalize(self, gpu_capture) -> None:
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
         tuples are dropped (the records hold everything, and keeping both doubled the memory)."""
-        ops = build_op_records(self.raw_ops, self.op_infos, self._start_peek, self._start_tid, self._frame_cache)
+        ops = build_op_records(self.raw_ops, self.op_infos, self._start_peek, self._start_tid, self._last_peek,
+                               self._frame_cache)
         for scope in self.raw_functions:
             ops.append(OpRecord(
                 name=scope.name, start=scope.start, end=scope.end or _now(), tid=scope.tid, kind="function",
+                seq_thread=scope.tid,
                 dir=scope.dir, seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
                 module=scope.module, layer=scope.layers, mod=scope.mod, external_id=scope.op_id,
                 callsite=callsite.format_frames(scope.frames, self._frame_cache),
@@ -242,6 +287,7 @@ class LiveProfile(Profile):
         self.raw_functions.clear()
         self.raw_ranges.clear()
         if gpu_capture is not None:
+            widen_thread_ids(gpu_capture, {op.tid for op in self.records.ops})
             for name in ("apis", "kernels", "memops"):
                 getattr(self.records, name).extend(getattr(gpu_capture, name))
             known = {d.id for d in self.records.devices}

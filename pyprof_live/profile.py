@@ -13,6 +13,9 @@ from .columns import COLUMN_NAMES, DEFAULT_COLUMNS
 from .errors import ColumnError
 from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord
 
+#: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
+VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
+
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
 
@@ -194,20 +197,22 @@ class Profile:
 
         write_html_report(self, path)
 
-    def to_dataframe(self, view: str = "table"):
-        """A pandas DataFrame of the per-kernel table (``"table"``, all columns) or of a summary:
-        ``"ops"``, ``"ops+shape"``, ``"kernels"``, ``"modules"``, ``"overview"``. Needs pandas."""
-        from .columns import COLUMN_NAMES
-        from .render.dataframe import view_dataframe
-
+    def view(self, name: str):
+        """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
         views = {
             "table": lambda: self.kernel_view(columns=COLUMN_NAMES), "ops": self.ops,
             "ops+shape": lambda: self.ops(by="op+shape"), "kernels": self.kernels, "modules": self.modules,
-            "overview": self.overview,
+            "overview": self.overview, "recommendations": self.recommendations,
         }
-        if view not in views:
-            raise ValueError(f"unknown view {view!r}; valid: {', '.join(views)}")
-        return view_dataframe(views[view]())
+        if name not in views:
+            raise ValueError(f"unknown view {name!r}; valid: {', '.join(VIEW_NAMES)}")
+        return views[name]()
+
+    def to_dataframe(self, view: str = "table"):
+        """A pandas DataFrame of :meth:`view` ``view`` (default: the per-kernel table). Needs pandas."""
+        from .render.dataframe import view_dataframe
+
+        return view_dataframe(self.view(view))
 
 
 def _check_columns(columns) -> tuple:
@@ -215,6 +220,8 @@ def _check_columns(columns) -> tuple:
         return DEFAULT_COLUMNS
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
+    if not columns:
+        raise ColumnError(f"no columns given; valid columns: {', '.join(COLUMN_NAMES)}")
     unknown = [c for c in columns if c not in COLUMN_NAMES]
     if unknown:
         raise ColumnError(f"unknown column(s) {', '.join(map(repr, unknown))}; valid columns: {', '.join(COLUMN_NAMES)}")

@@ -63,6 +63,9 @@ class OpRecord:
     seq: int = NO_LINK  # autograd sequence number of the node this (forward) op created
     altseq: int = NO_LINK  # backward: sequence number of the autograd node running this op
     node: str = ""  # backward: name of that autograd node ("AddmmBackward0")
+    #: Thread whose autograd counter ``seq``/``altseq`` come from (counters are per thread); 0 when
+    #: the source does not say, and the numbers are then matched process-wide.
+    seq_thread: int = 0
     inputs: tuple = ()  # tuple[Arg, ...], positional then keyword values in schema order
     outputs: tuple = ()  # tuple[Arg, ...]
     kwargs: tuple = ()  # ((name, Arg), ...) keyword arguments the source recorded by name

@@ -2,9 +2,11 @@
 
 A gzip'd JSON document holding the raw records and meta, versioned: a file from a newer
 pyprof_live is refused with a message saying so. Records are stored column-wise per type (field
-names once, then one list of values per record). Correlation is not stored: it is recomputed on
-load, so a newer pyprof_live links old files its own way. Writing goes to a temporary file that
-replaces the target only when complete, so a failed save never leaves half a file.
+names once, then one list of values per record). Link fields are not stored: they are recomputed
+on load, so a newer pyprof_live links old files its own way; the facts correlation copies down the
+op tree or from forward to backward ops (dir, module, layer, call site, mod) are stored as they
+were when the profile was saved. Writing goes to a temporary file that replaces the target only
+when complete, so a failed save never leaves half a file.
 """
 
 from __future__ import annotations
@@ -12,14 +14,12 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import os
 import re
-import tempfile
 import zlib
-from pathlib import Path
 
 from .errors import ProfileFormatError, ProfileVersionError
 from .records import RECORD_TYPES, TensorMeta, Unknown
+from .render.files import write_text_atomically
 
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
@@ -67,15 +67,7 @@ def save(profile, path) -> None:
         rows = [[_encode(getattr(r, f)) for f in fields] for r in getattr(profile.records, name)]
         records[name] = {"fields": fields, "rows": rows}
     document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": _encode(profile.meta), "records": records}
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
-            out.write(json.dumps(document, separators=(",", ":")).encode())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_text_atomically(path, lambda out: json.dump(document, out, separators=(",", ":")), compress=True)
 
 
 _FORMAT_KEY = re.compile(rb'"format"\s*:\s*"' + re.escape(FORMAT_NAME.encode()) + rb'"')
@@ -113,8 +105,8 @@ def load_saved(path):
             keep = [i for i, f in enumerate(fields) if f in known]
             lists[name] = [cls(**{fields[i]: _decode(row[i]) for i in keep}) for row in block["rows"]]
         meta = _decode(document.get("meta") or {"D": {}})
-    except (KeyError, TypeError, IndexError, ValueError) as e:
+        meta["saved_source"] = meta.get("source")
+        meta["path"] = str(path)
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({type(e).__name__}: {e})") from None
-    meta["saved_source"] = meta.get("source")
-    meta["path"] = str(path)
     return Profile(meta=meta, **lists)

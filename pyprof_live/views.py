@@ -18,7 +18,7 @@ from .formulas import evaluate
 from .kernel_names import short_name, uses_tensor_cores
 from .columns import COLUMN_NAMES
 from .gcpause import paused_gc
-from .records import NO_LINK
+from .records import DIRECTIONS, NO_LINK
 
 
 @dataclass
@@ -192,7 +192,7 @@ def peak_notes(profile, device_work) -> list:
     return notes
 
 
-def _has_device_time(profile) -> bool:
+def has_device_time(profile) -> bool:
     return bool(profile.records.kernels or profile.records.memops)
 
 
@@ -245,7 +245,7 @@ def op_summary(profile, by: str = "op") -> View:
     rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"]))
     columns = ("op", "params") if by == "op+shape" else ("op",)
     columns += ("calls", "host", "host_self")
-    if _has_device_time(profile):
+    if has_device_time(profile):
         columns += ("dev", "dev_self")
     columns += ("flops", "bytes")
     if any(g["ideal"] is not None for g in rows):
@@ -304,7 +304,7 @@ def module_summary(profile) -> View:
     for row in rows:
         row.update(lines[row["module"]].cells())
     columns = ("module", "ops", "host", "host_self", "fwd", "bwd")
-    if _has_device_time(profile):
+    if has_device_time(profile):
         columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")
     if any(r["ideal"] is not None for r in rows):
         columns += _ROOFLINE_COLUMNS
@@ -363,7 +363,7 @@ def overview(profile) -> View:
         total = {"step": "total", "dur": sum(s.duration for s in steps)}
         total.update({c: sum(s.time[c] for s in steps) for c in CATEGORIES})
         rows.append(_with_busy(total))
-    device = _has_device_time(profile)
+    device = has_device_time(profile)
     shown = CATEGORIES if device else tuple(c for c in CATEGORIES if c not in DEVICE_CATEGORIES + ("runtime",))
     columns = ("step", "dur") + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
     return View("overview", columns, rows, notes=_overview_notes(profile))
@@ -388,7 +388,7 @@ def _overview_notes(profile) -> list:
     for i, op in enumerate(records.ops):
         if i not in has_children:
             by_dir[op.dir or "other"] += op.end - op.start
-    spent = ", ".join(f"{d} {by_dir[d]}" for d in ("fwd", "bwd", "opt", "recompute", "other") if by_dir.get(d))
+    spent = ", ".join(f"{d} {by_dir[d]}" for d in DIRECTIONS if by_dir.get(d))
     notes.append(f"{len(records.ops)} ops" + (f"; innermost op host time (ns): {spent}" if spent else ""))
     if records.kernels:
         notes.append(f"{len(records.kernels)} kernels, {profile.correlation.kernels_unattributed} of them launched "

@@ -365,3 +365,51 @@ def test_torch_compile_first_called_inside_the_profile_is_noticed():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "<lambda> (<string>:7)" in done.stdout
+
+
+def test_backward_on_another_thread_is_tied_to_that_threads_forward_ops():
+    """Autograd numbers nodes per thread: a worker's seq 0 is not the main thread's seq 0."""
+    main_model, worker_model = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def worker():
+        worker_model(torch.randn(2, 4)).sum().backward()
+
+    with pyprof_live.profile() as p:
+        loss = main_model(torch.randn(2, 4)).sum()  # main thread: seq 0, 1, 2 (t, addmm, sum)
+        t = threading.Thread(target=worker)  # worker thread: its own seq 0, 1, 2
+        t.start()
+        t.join()
+        loss.backward()
+    ops = _ops(p)
+    bwd = [op for op in ops if op.dir == "bwd" and not op.param]
+    assert len({op.tid for op in bwd}) == 2  # backward ran on both threads
+    assert all(op.fwd >= 0 for op in bwd)
+    # Each backward op is tied to a forward op of its own thread, and to the same kind of op.
+    assert [(op.tid, op.node) for op in bwd if ops[op.fwd].tid != op.tid] == []
+    assert {(op.node, ops[op.fwd].name) for op in bwd} == {
+        ("SumBackward0", "aten::sum"), ("AddmmBackward0", "aten::addmm"), ("TBackward0", "aten::t")}
+
+
+def test_start_stop_again_keeps_ids_steps_and_sequence_numbers_distinct():
+    p = pyprof_live.profile()
+    for _ in range(2):
+        p.start()
+        nn.Linear(2, 2)(torch.randn(1, 2)).sum()
+        p.step()
+        p.stop()
+    ops = _ops(p)
+    assert len({op.external_id for op in ops}) == len(ops)
+    assert [op.seq for op in ops if op.seq >= 0] == [0, 1, 2, 3, 4, 5]  # relative to the first start
+    assert [r.name for r in p.records.ranges if r.kind == "step"] == ["step 0", "step 1"]
+
+
+def test_nested_tensors_do_not_break_the_users_code():
+    nested = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = (nested * 2).to_padded_tensor(0.0)
+        with pyprof_live.profile() as p:
+            got = (nested * 2).to_padded_tensor(0.0)
+    assert torch.equal(got, expected)
+    mul = [op for op in p.records.ops if op.name == "aten::mul"]
+    assert mul and mul[0].inputs[0] == "nested tensor torch.float32"

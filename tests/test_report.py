@@ -180,3 +180,16 @@ def test_cli_reports_a_saved_profile_and_fails_cleanly_on_bad_input(tmp_path):
     assert unknown.returncode == 2 and "valid columns" in unknown.stderr
     helped = _cli("--help")
     assert all(c in helped.stdout for c in COLUMN_NAMES)
+
+
+def test_params_show_keyword_arguments_once_whichever_layout_the_source_uses():
+    x = TensorMeta((4, 6), "float32")
+    # Live capture: keyword values appended to inputs. Importers: keyword values only in kwargs.
+    live = OpRecord("aten::softmax", 0, 1, overload="int", inputs=(x, -1, None), kwargs=())
+    imported = OpRecord("aten::chunk", 0, 1, inputs=(x, 3), kwargs=(("dim", -1),))
+    appended = OpRecord("aten::addmm", 0, 1, inputs=(x, x, x, 0.5, 2.0), kwargs=(("beta", 0.5), ("alpha", 2.0)))
+    from pyprof_live.cells import params_text
+
+    assert params_text(live) == "[4,6]fp32 dim=-1"
+    assert params_text(imported) == "[4,6]fp32 chunks=3 dim=-1"
+    assert params_text(appended) == "[4,6]fp32 [4,6]fp32 [4,6]fp32 beta=0.5 alpha=2"

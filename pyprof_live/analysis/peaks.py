@@ -39,6 +39,15 @@ class GpuPeak:
     int8: float | None = None  # INT8 tensor core, TOP/s
     source: str = ""
 
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("name", "source") or (value is None and f.default is None):
+                continue
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"GpuPeak {self.name!r}: {f.name} must be a positive number "
+                                 f"(or None for a unit the GPU lacks), not {value!r}")
+
     def as_dict(self) -> dict:
         return asdict(self)
 

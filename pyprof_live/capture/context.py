@@ -21,7 +21,6 @@ class ThreadContext(threading.local):
         self.scopes: list = []  # (name, start ns) of open record_function ranges
         self.in_optimizer = 0  # depth of open Optimizer.step# / zero_grad# ranges
         self.recompute = 0  # depth of non-reentrant checkpoint recomputation
-        self.functions: list = []  # open function records (wrap() / custom autograd Function)
 
 
 context = ThreadContext()

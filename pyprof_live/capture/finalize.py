@@ -48,10 +48,14 @@ def to_arg(value):
     return Unknown(type(value).__name__)
 
 
-def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, frame_cache: dict) -> list[OpRecord]:
-    """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend."""
+def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_peek: dict,
+                     frame_cache: dict) -> list[OpRecord]:
+    """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend.
+
+    ``last_peek`` (tid -> counter value seen last on that thread) carries over between start/stop
+    segments; a thread not in it starts from its counter's origin.
+    """
     records = []
-    last_peek: dict = {}  # tid -> counter value seen by the previous op of that thread
     pending_copy_slices: dict = {}  # tid -> record of an in-place-on-view op awaiting its number
     # Training steps repeat the same arguments; converting each distinct tuple once also lets the
     # records share their argument tuples.
@@ -79,8 +83,9 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, frame_c
             tid=tid,
             overload=info.overload,
             dir=raw[R_DIR],
-            altseq=node_seq - start_peek if node_seq >= 0 else NO_LINK,
+            altseq=node_seq,  # raw here; made relative below, once its counter's thread is known
             node=raw[R_NODE],
+            seq_thread=tid,
             inputs=args + tuple(v for _, v in kw),
             outputs=_outputs(raw[R_OUT]),
             kwargs=kw,
@@ -91,7 +96,7 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, frame_c
             external_id=raw[R_ID],
         )
         peek = raw[R_PEEK]
-        previous = last_peek.get(tid, base)
+        previous = last_peek.get(tid, base)  # the profile's start thread is in it from start()
         if peek > previous:
             first_new = previous
             waiting = pending_copy_slices.pop(tid, None)
@@ -106,7 +111,20 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, frame_c
         if raw[R_VIEW_INPLACE]:
             pending_copy_slices[tid] = record
         records.append(record)
+    _relative_node_numbers(records, start_peek, start_tid)
     return records
+
+
+def _relative_node_numbers(records, start_peek: int, start_tid: int) -> None:
+    """A backward op's node was numbered by the thread that ran its forward op. Backward on CPU runs
+    on the thread that called backward(); CUDA backward runs on autograd's own threads, which ran
+    no forward op: their nodes come from the thread that started the profile."""
+    forward_threads = {r.tid for r in records if r.seq != NO_LINK} | {start_tid}
+    for r in records:
+        if r.altseq == NO_LINK:
+            continue
+        r.seq_thread = r.tid if r.tid in forward_threads else start_tid
+        r.altseq -= start_peek if r.seq_thread == start_tid else 0
 
 
 def _outputs(out) -> tuple:

@@ -7,7 +7,6 @@ only). ``finalize.py`` turns the tuples into OpRecords after the run.
 
 from __future__ import annotations
 
-import itertools
 import time
 import warnings
 from threading import get_ident
@@ -72,6 +71,18 @@ def backward_facts(ctx, param_names: dict) -> tuple:
     return direction, node, node_seq, param
 
 
+def _described(value):
+    """tensor_meta for values whose shape cannot be read (nested tensors have no sizes)."""
+    if isinstance(value, _Tensor):
+        try:
+            return (tuple(value.shape), value.dtype)
+        except RuntimeError:
+            return f"nested tensor {value.dtype}"
+    if type(value) in _SEQUENCES:
+        return tuple([_described(v) for v in value])
+    return value
+
+
 def _creates_copy_slices(args) -> bool:
     """An in-place op on a view that autograd records: its CopySlices node is created only after
     the op returns, so the next op sees that sequence number bump (finalize.py gives it back)."""
@@ -111,12 +122,12 @@ class OpRecorder(TorchDispatchMode):
         super().__init__()
         self.session = session
         self.gpu = gpu  # a GPU backend: push/pop the op's id around it (CUPTI external correlation)
-        self.next_id = itertools.count().__next__  # record ids, shared with function scopes
+        self.next_id = session.next_id  # record ids: unique across the profile's start/stop segments
         self.raw = session.raw_ops
         self.recording = False
         self.max_ops = session.max_ops - len(session.records.ops)  # the cap counts earlier start/stops too
         self.stack_depth = session.stack_depth
-        self.param_names = session._module_names.param_names
+        self.param_names = session.param_names
         self._infos: dict = {}
         self.op_infos = session.op_infos  # _OpInfo by index, for finalize.py
 
@@ -129,6 +140,10 @@ class OpRecorder(TorchDispatchMode):
             self.op_infos.append(info)
         if info.kind != "op":
             return self._scope(info, func, args, kwargs)
+        raw = self.raw
+        if len(raw) >= self.max_ops:  # capped: run the op untouched (no id, no GPU push, no clock)
+            self.session.hit_cap()
+            return func(*args, **kwargs) if kwargs else func(*args)
         peek = _peek_seq()
         ctx = context
         op_id = self.next_id()
@@ -143,10 +158,6 @@ class OpRecorder(TorchDispatchMode):
             finally:
                 gpu.pop()
         end = _now()
-        raw = self.raw
-        if len(raw) >= self.max_ops:
-            self.session.hit_cap()
-            return out
         view_inplace = info.writes_first_arg and _creates_copy_slices(args)
         if _graph_task() == -1:
             direction = "opt" if ctx.in_optimizer else "fwd"
@@ -155,13 +166,21 @@ class OpRecorder(TorchDispatchMode):
             direction, node, node_seq, param = backward_facts(ctx, self.param_names)
         # Backward ops take their forward op's call site at correlation: no frame walk for them.
         frames = callsite.capture(self.stack_depth) if self.stack_depth and direction != "bwd" else ()
+        try:
+            # tensor_meta inlined for the common cases: this runs for every argument of every op.
+            args_meta = tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else tensor_meta(a)
+                               if type(a) in _SEQUENCES else a for a in args])
+            kwargs_meta = tuple([(k, tensor_meta(v)) for k, v in kwargs.items()]) if kwargs else ()
+            out_meta = (tuple(out.shape), out.dtype) if isinstance(out, _Tensor) else tensor_meta(out)
+        except RuntimeError:  # a tensor without sizes (nested): describe it, never fail the user's op
+            args_meta = tuple([_described(a) for a in args])
+            kwargs_meta = tuple([(k, _described(v)) for k, v in kwargs.items()]) if kwargs else ()
+            out_meta = _described(out)
         raw.append((
             info.index,
-            # tensor_meta inlined for the common cases: this line runs for every argument of every op.
-            tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else tensor_meta(a) if type(a) in _SEQUENCES
-                   else a for a in args]),
-            tuple([(k, tensor_meta(v)) for k, v in kwargs.items()]) if kwargs else (),
-            (tuple(out.shape), out.dtype) if isinstance(out, _Tensor) else tensor_meta(out),
+            args_meta,
+            kwargs_meta,
+            out_meta,
             start,
             end,
             get_ident(),
@@ -178,6 +197,11 @@ class OpRecorder(TorchDispatchMode):
             op_id,
         ))
         return out
+
+    def detach(self) -> None:
+        """Stop recording for good and let go of the profile (threads may keep this mode on their stack)."""
+        self.recording = False
+        self.session = self.raw = self.gpu = self.op_infos = self.param_names = None
 
     def _scope(self, info, func, args, kwargs):
         """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt.

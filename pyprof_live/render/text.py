@@ -27,9 +27,11 @@ def cell(value) -> str:
 
 
 @paused_gc()
-def render_view(view, columns=None, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
-    """The view's rows as text; ``columns`` defaults to the view's own."""
-    columns = tuple(columns or view.columns)
+def render_view(view, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
+    """The view's rows as text."""
+    if limit is not None and limit < 0:
+        raise ColumnError(f"limit must be 0 or more, not {limit}")
+    columns = view.columns
     rows = view.rows if limit is None else view.rows[:limit]
     if fmt == "csv":
         return render_csv(rows, columns)
