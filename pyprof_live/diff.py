@@ -7,7 +7,8 @@ of the op's own kernels when both profiles have GPU activity, else host self tim
 
 from __future__ import annotations
 
-from .views import View, has_device_time
+from .view import View
+from .views import has_device_time
 
 
 def diff(before, after, by: str = "op") -> View:

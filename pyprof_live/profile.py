@@ -83,7 +83,8 @@ class Profile:
 
     def kernel_view(self, sort: str | None = None, columns=None):
         """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
-        from .views import View, kernel_rows
+        from .view import View
+        from .views import kernel_rows
 
         columns = _check_columns(columns)
         rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))

@@ -7,7 +7,6 @@ CSV or HTML is the renderers' job (``render/``).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from . import cells
 from .analysis import roofline as roofline_cells
@@ -19,35 +18,7 @@ from .kernel_names import short_name, uses_tensor_cores
 from .columns import COLUMN_NAMES
 from .gcpause import paused_gc
 from .records import DIRECTIONS, NO_LINK
-
-
-@dataclass
-class View:
-    """Rows (dicts keyed by column name) with the columns to show and notes for the footer."""
-
-    title: str
-    columns: tuple
-    rows: list
-    notes: list = field(default_factory=list)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __getitem__(self, i):
-        return self.rows[i]
-
-    def __str__(self):
-        from .render.text import render_view
-
-        return render_view(self)
-
-    def _repr_html_(self):
-        from .render.html import view_html
-
-        return view_html(self)
+from .view import View
 
 
 def _chain(ops, i: int) -> list:
@@ -192,6 +163,11 @@ def peak_notes(profile, device_work) -> list:
     return notes
 
 
+def _path_order(path: str) -> tuple:
+    """Module paths in tree order, numbered children by number (layers.2 before layers.10)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in path.split("."))
+
+
 def has_device_time(profile) -> bool:
     return bool(profile.records.kernels or profile.records.memops)
 
@@ -300,7 +276,7 @@ def module_summary(profile) -> View:
                 t["dev_self"] += device.dev_self
             if op.dir in ("fwd", "bwd"):
                 t["dev_" + op.dir] += device.dev_self
-    rows = [totals[k] for k in sorted(totals)]
+    rows = [totals[k] for k in sorted(totals, key=_path_order)]
     for row in rows:
         row.update(lines[row["module"]].cells())
     columns = ("module", "ops", "host", "host_self", "fwd", "bwd")

@@ -47,9 +47,10 @@ def test_rows_one_per_kernel_plus_ops_without_kernels_op_quantities_once():
         (3, "aten::relu", None, None),
         (4, "(unattributed)", None, 300),  # 2400 - 2100
     ]
-    # addmm 32x64 @ 64x16: 2*32*64*16 = 65536 flops (+ 32*16 = 512 for the bias add), on the first row only.
+    # addmm 32x64 @ 64x16: 2*32*64*16 = 65536 flops (the bias add is not counted, as torch counts it);
+    # bytes 4*(16 + 32*64 + 64*16 + 32*16) = 4*3600 = 14400; both on the first row only.
     assert rows[0]["host"] == 1000 and rows[1].get("host") is None
-    assert rows[0]["flops"] is not None and rows[1].get("flops") is None
+    assert (rows[0]["flops"], rows[0]["bytes"]) == (65536, 14400) and rows[1].get("flops") is None
     assert rows[2]["host"] == 300 and rows[0]["grid"] == "4,1,1"
     assert rows[0]["kernel"] == "gemm_kernel"
     assert any("1 kernels/memops (300 ns) were launched outside any recorded op" in n for n in view.notes)

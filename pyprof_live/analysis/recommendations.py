@@ -36,6 +36,7 @@ from ..formulas.opargs import OpArgs
 from ..formulas.work import FormulaInputError
 from ..kernel_names import kernel_category, short_name, uses_tensor_cores
 from ..records import NO_LINK, TensorMeta
+from ..view import View
 from .devicework import DeviceWork
 from .roofline import RooflineSum, op_dtype
 from .timeline import WHOLE_PROFILE, step_breakdown
@@ -464,7 +465,6 @@ def _worth_a_line(row: dict) -> bool:
 
 def recommendations(profile):
     """Every rule whose facts the profile has, run once; rows sorted by time at stake, largest first."""
-    from ..views import View
 
     ctx = Context(profile)
     found = ctx.facts()
