@@ -1,11 +1,12 @@
 """The CUPTI backend's life cycle, clock alignment, fallbacks and coexistence with torch.profiler, on CPU.
 
 Failure paths use the real cupti-python on this driverless machine (its NotSupportedError is real);
-CUPTI's process-wide state is played by replay.ReplayProcess, and torch.profiler's use of it by
+CUPTI's process-wide state is played by gpu_replay.ReplayProcess, and torch.profiler's use of it by
 KinetoStandIn below (what libkineto's CuptiActivityApi does: register its callbacks and enable
 kinds at start, flush and disable every kind at stop).
 """
 
+import _thread
 import importlib.metadata
 import threading
 
@@ -16,13 +17,16 @@ cupti = pytest.importorskip("cupti").cupti
 
 import pyprof_live  # noqa: E402
 import pyprof_live.live  # noqa: E402
+from pyprof_live.correlate import correlate  # noqa: E402
 from pyprof_live.errors import GpuUnavailableError  # noqa: E402
-from pyprof_live.gpu import GpuCapture, select_backend  # noqa: E402
+from pyprof_live.gpu import select_backend, widen_thread_ids  # noqa: E402
 from pyprof_live.gpu import cupti_backend  # noqa: E402
 from pyprof_live.gpu.clock import ClockMap, ClockSample, sample  # noqa: E402
 from pyprof_live.gpu.cupti_backend import ACTIVITY_KINDS, CuptiBackend  # noqa: E402
-from pyprof_live.gpu.replay import ReplayBackend, ReplayProcess  # noqa: E402
-from pyprof_live.records import NO_LINK  # noqa: E402
+from pyprof_live.profile import Profile  # noqa: E402
+from pyprof_live.records import NO_LINK, OpRecord  # noqa: E402
+
+from .gpu_replay import ReplayBackend, ReplayProcess  # noqa: E402
 
 K = cupti.ActivityKind
 CUSTOM0 = int(cupti.ExternalCorrelationKind.CUSTOM0)
@@ -371,7 +375,9 @@ def test_live_report_says_the_gpu_data_is_incomplete(replay_backend_in_live):
     assert all(k.op != NO_LINK for k in p.records.kernels)  # what arrived before the take-over is linked
 
 
-def test_real_torch_profiler_works_after_our_profile(replay_backend_in_live):
+def test_cpu_torch_profiler_still_records_ops_after_our_hooks_are_removed(replay_backend_in_live):
+    """Only the op hooks: this CPU-only torch.profiler never touches CUPTI. Sharing CUPTI with it is
+    checked with KinetoStandIn above and, on a GPU, by test_gpu_e2e.py's both_profiles."""
     with pyprof_live.profile(gpu="cupti"):
         small_training_step()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
@@ -379,7 +385,44 @@ def test_real_torch_profiler_works_after_our_profile(replay_backend_in_live):
     assert "aten::addmm" in {e.key for e in prof.key_averages()}
 
 
-def test_gpu_capture_defaults_are_empty():
-    capture = GpuCapture()
-    assert (capture.apis, capture.kernels, capture.memops, capture.devices, capture.meta, capture.incomplete) == (
-        [], [], [], [], {}, "")
+# -- thread ids -------------------------------------------------------------------------------------------
+
+
+def test_a_launch_on_a_thread_python_does_not_list_links_by_its_ops_thread_id():
+    """Autograd's device threads are C++ threads: absent from threading.enumerate(), and CUPTI gives
+    only the low 32 bits of their id. A raw _thread thread plays one; its launch has no pushed id,
+    so only time containment on the op's thread can link it."""
+    process = LaunchingProcess()
+    backend = ReplayBackend("cupti", [], process)
+    backend.start()
+    seen = {}
+    done = threading.Lock()
+    done.acquire()
+
+    def engine_thread():
+        seen["tid"], seen["start"] = threading.get_ident(), now()
+        process.launch("unpushed")
+        seen["end"] = now()
+        done.release()
+
+    _thread.start_new_thread(engine_thread, ())
+    done.acquire()
+    capture = backend.stop()
+    assert seen["tid"] not in {t.ident for t in threading.enumerate()}
+    assert seen["tid"] > 0xFFFFFFFF  # pthread_self is an address: CUPTI's 32 bits lose the top
+    (launch,) = capture.apis
+    assert launch.tid == seen["tid"] & 0xFFFFFFFF and launch.external_id == NO_LINK
+    op = OpRecord("aten::mm", seen["start"], seen["end"], tid=seen["tid"])
+    widen_thread_ids(capture, {op.tid})
+    profile = Profile(ops=[op], apis=capture.apis, kernels=capture.kernels)
+    correlate(profile)
+    assert launch.tid == op.tid and profile.records.kernels[0].op == 0
+
+
+def test_live_launches_carry_the_thread_id_of_their_op(replay_backend_in_live):
+    """LiveProfile._finalize widens CUPTI's 32-bit ids with gpu.widen_thread_ids."""
+    with pyprof_live.profile(gpu="cupti") as p:
+        small_training_step()
+    p.correlation
+    apis, ops = p.records.apis, p.records.ops
+    assert p.records.kernels and all(apis[k.launch].tid == ops[k.op].tid for k in p.records.kernels)

@@ -22,10 +22,17 @@ pytestmark = [
 ]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def deterministic_cudnn():
+    """Same cuDNN algorithms in both runs compared; the global flags are put back for later modules."""
+    saved = torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic
+    torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = False, True
+    yield
+    torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = saved
+
+
 def cnn_step():
     torch.manual_seed(0)
-    torch.backends.cudnn.benchmark = False
-    torch.backends.cudnn.deterministic = True
     model = nn.Sequential(
         nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 8 * 8, 10)
     ).cuda()

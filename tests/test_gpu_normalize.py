@@ -4,17 +4,17 @@ Constructing and filling cupti-python's record objects needs no driver, so these
 the very classes CUPTI's buffers are decoded into.
 """
 
-import threading
-
 import pytest
 
 cupti = pytest.importorskip("cupti").cupti
 
+from pyprof_live.gpu import GpuCapture, widen_thread_ids  # noqa: E402
 from pyprof_live.gpu.clock import ClockMap, ClockSample  # noqa: E402
 from pyprof_live.gpu.device_work import describe  # noqa: E402
 from pyprof_live.gpu.normalize import (  # noqa: E402
     ActivitySink,
     api_name,
+    api_record,
     copy_kind_name,
     finish,
     kernel_record,
@@ -32,8 +32,10 @@ MANGLED = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfE
 DEMANGLED = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
              "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)")
 NCCL = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
-MAIN = threading.get_ident()
-OTHER_THREAD = 0x1234_5678  # a CUPTI thread id no Python thread has
+#: threading.get_ident() of an autograd device thread (pthread_self: 64 bits); a C++ thread,
+#: absent from threading.enumerate(), so only the op records made on it know its whole id.
+ENGINE = 0x7F3A_1C2B_4D00
+OTHER_THREAD = 0x1234_5678  # a CUPTI thread id no op thread has
 
 
 def kernel(cls=cupti.ActivityKernel13, *, name=MANGLED, start, end, correlation, stream=7, graph=(0, 0)):
@@ -49,7 +51,7 @@ def kernel(cls=cupti.ActivityKernel13, *, name=MANGLED, start, end, correlation,
     return k
 
 
-def api(cbid, start, end, correlation, thread=MAIN & 0xFFFFFFFF, kind=K.RUNTIME):
+def api(cbid, start, end, correlation, thread=ENGINE & 0xFFFFFFFF, kind=K.RUNTIME):
     a = cupti.ActivityAPI()
     a.kind = int(kind)
     a.cbid, a.correlation_id = cbid, correlation
@@ -156,7 +158,7 @@ def test_sink_keeps_only_our_external_kind_and_counts_what_it_does_not_keep():
 
 
 def captured_run():
-    """What CUPTI delivers for: aten::addmm (op id 0) and aten::relu (op id 1) on the main thread,
+    """What CUPTI delivers for: aten::addmm (op id 0) and aten::relu (op id 1) on an engine thread,
     an NCCL kernel launched by another thread, one CUDA graph replay outside any op, and a memset
     whose launching call was not recorded. Buffers arrive split and out of order, as CUPTI's may."""
     first_buffer = [
@@ -182,12 +184,13 @@ def captured_run():
     sink.add(second_buffer)
     sink.add(first_buffer)
     clock = ClockMap(ClockSample(OFFSET + 1_000, 1_000, 0), ClockSample(OFFSET + 9_000, 9_000, 0))
-    apis, kernels, memops = finish(sink, clock.to_host, {MAIN & 0xFFFFFFFF: MAIN})
+    capture = GpuCapture(*finish(sink, clock.to_host))
     ops = [
-        OpRecord("aten::addmm", 1_000, 2_000, tid=MAIN, external_id=0),
-        OpRecord("aten::relu", 2_100, 2_500, tid=MAIN, external_id=1),
+        OpRecord("aten::addmm", 1_000, 2_000, tid=ENGINE, external_id=0),
+        OpRecord("aten::relu", 2_100, 2_500, tid=ENGINE, external_id=1),
     ]
-    return Profile(ops=ops, apis=apis, kernels=kernels, memops=memops)
+    widen_thread_ids(capture, {op.tid for op in ops})  # as the live profile does with its ops
+    return Profile(ops=ops, apis=capture.apis, kernels=capture.kernels, memops=capture.memops)
 
 
 def by_correlation(items):
@@ -200,8 +203,8 @@ def test_records_arrive_on_the_host_clock_with_their_pushed_op_id():
     assert {c: a.external_id for c, a in apis.items()} == {10: 0, 11: 1, 12: NO_LINK, 13: 1, 14: NO_LINK, 15: NO_LINK}
     assert (apis[10].name, apis[10].start, apis[10].end) == ("cudaLaunchKernel", 1_100, 1_150)  # OFFSET removed
     assert apis[13].name == "cudaMemcpyAsync" and apis[15].name == "cudaGraphLaunch"
-    assert apis[10].tid == MAIN  # CUPTI's low 32 bits, widened back to threading.get_ident()
-    assert apis[14].tid == OTHER_THREAD  # no Python thread has it: kept as CUPTI gave it
+    assert apis[10].tid == ENGINE  # CUPTI's low 32 bits, widened back to the op records' thread id
+    assert apis[14].tid == OTHER_THREAD  # no op thread has it: kept as CUPTI gave it
     assert {a.pid for a in profile.records.apis} == {0}  # the op records' pid, not CUPTI's process_id 4242
 
 
@@ -234,3 +237,14 @@ def test_graph_replays_and_communication_are_described():
     assert facts["gpu_communication"] == {40: {"kernels": 1, "time_ns": 1_000}}  # NCCL [3_100, 4_100] on stream 40
     assert notes[0].startswith("2 kernels (300 ns) were replays of CUDA graph(s) 7")
     assert notes[1] == "1 communication kernels (1000 ns) on stream(s) 40"
+
+
+def test_thread_ids_are_widened_only_where_one_op_thread_matches():
+    twin = ENGINE + (1 << 32)  # same low 32 bits as ENGINE
+    capture = GpuCapture(apis=[api_record(api(LAUNCH, 0, 1, 1, thread=ENGINE & 0xFFFFFFFF)),
+                               api_record(api(LAUNCH, 0, 1, 2, thread=OTHER_THREAD))])
+    widen_thread_ids(capture, [ENGINE, 0x7F3A_0000_0001])
+    assert [a.tid for a in capture.apis] == [ENGINE, OTHER_THREAD]
+    ambiguous = GpuCapture(apis=[api_record(api(LAUNCH, 0, 1, 1))])
+    widen_thread_ids(ambiguous, [ENGINE, twin])
+    assert ambiguous.apis[0].tid == ENGINE & 0xFFFFFFFF  # two candidates: which one launched is unknown

@@ -1,6 +1,6 @@
 """Replay real Kineto traces through the live GPU path and compare its links with the trace's own.
 
-The replay (gpu/replay.py) pushes and pops op ids per thread from the ``cpu_op`` intervals of the
+The replay (tests/gpu_replay.py) pushes and pops op ids per thread from the ``cpu_op`` intervals of the
 ops a dispatch mode would see, feeds the trace's runtime calls and kernels as cupti-python
 records through the real CuptiBackend, normaliser and ``correlate()``, and never reads the
 trace's ``External id``. Here the trace's ``External id`` of each kernel (Kineto's own link,
@@ -16,10 +16,11 @@ import pytest
 pytest.importorskip("cupti")
 
 from pyprof_live.correlate import correlate  # noqa: E402
-from pyprof_live.gpu.replay import ReplayBackend, ReplayProcess, load_trace, seen_by_dispatch_mode  # noqa: E402
 from pyprof_live.importers.kineto import host_ids, event_times, read_trace_events  # noqa: E402
 from pyprof_live.profile import Profile  # noqa: E402
 from pyprof_live.records import NO_LINK, OpRecord  # noqa: E402
+
+from .gpu_replay import ReplayBackend, ReplayProcess, load_trace, seen_by_dispatch_mode  # noqa: E402
 
 OP_CATEGORIES = ("cpu_op", "Operator")
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -107,7 +108,7 @@ def _api_starts(events, apis):
 # has External id == correlation), backward_thread 0/1 (same), before_fix 0/1 (no External id),
 # triton 1/1 but its op is Inductor's triton_poi_fused_add_cos_sin_0 under "Torch-Compiled Region",
 # no dispatcher op: 0 judged, 1 outside.
-# Measured agreement: 100% of every denominator (the acceptance bar is 99.5%).
+# Measured agreement: 100% of every non-zero denominator (the acceptance bar is 99.5%).
 TRACES = {
     # file: (kernels, memops, kernel links judged, memop links judged, kernel links outside dispatcher ops)
     "hta_alexnet_a100_benchmark_trace.json.gz": (79, 19, 0, 0, 0),
@@ -119,6 +120,10 @@ TRACES = {
     "tracelens_owlv2_h100_infer.json.gz": (4330, 835, 4330, 835, 0),
     "tracelens_qwen1.5-0.5b_h100_infer.json.gz": (1465, 242, 1029, 169, 0),
 }
+#: Kineto links none of these traces' GPU work to an op a dispatch mode sees (why: above), so there
+#: is no agreement to measure in them; their delivered counts, zero link counts and clock are checked.
+NOTHING_TO_JUDGE = {"hta_alexnet_a100_benchmark_trace.json.gz", "hta_call_stack_backward_thread.json",
+                    "hta_triton_compile_a100.json.gz", "kineto_docs_before_fix_trace_h100.json"}
 
 
 def test_every_kineto_trace_with_kernels_is_replayed(shared_data):
@@ -135,8 +140,12 @@ def test_replayed_links_agree_with_the_trace(shared_data, name):
     counts = agreement(shared_data / "kineto" / name)
     assert (counts["kernels"], counts["memops"]) == (kernels, memops)
     assert (counts["kernel_links"], counts["memop_links"]) == (kernel_links, memop_links)
-    assert counts["kernel_agree"] >= 0.995 * kernel_links
-    assert counts["memop_agree"] >= 0.995 * memop_links
+    if name in NOTHING_TO_JUDGE:
+        assert kernel_links == memop_links == 0
+    else:
+        assert kernel_links > 0 and memop_links > 0
+        assert counts["kernel_agree"] >= 0.995 * kernel_links
+        assert counts["memop_agree"] >= 0.995 * memop_links
     assert counts["kernel_outside_dispatcher_ops"] == outside and counts["kernel_outside_but_attributed"] == 0
     assert counts["clock_error_ns"] <= counts["clock_uncertainty_ns"] + 1  # CUPTI -> host clock round trip (+1: floor)
 

@@ -14,9 +14,11 @@ already on the host clock of the op records (``time.perf_counter_ns``) and whose
 fields carry the pushed ids, so ``correlate.py`` links them like any imported profile. Its ``meta``
 goes into ``Profile.meta``: ``gpu`` (backend, clock alignment, counts), ``gpu_graph_replays`` and
 ``gpu_communication`` (per graph / per stream), ``gpu_notes`` (lines for the report's footer).
+API records keep CUPTI's 32-bit thread ids until :func:`widen_thread_ids` gives them the op
+records' ones.
 
-Backends: ``cupti_backend.CuptiBackend`` (cupti-python's Activity API) and ``replay.ReplayBackend``
-(the same class driven by a stand-in CUDA process that replays a real Kineto trace; tests, CPU).
+The backend is ``cupti_backend.CuptiBackend`` (cupti-python's Activity API). The tests drive the
+same class with a stand-in CUDA process that replays real Kineto traces (``tests/gpu_replay.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,22 @@ class GpuCapture:
     meta: dict = field(default_factory=dict)
     #: Why the capture may miss GPU work (another CUPTI user took over, records were dropped), or "".
     incomplete: str = ""
+
+
+def widen_thread_ids(capture: GpuCapture, op_tids) -> None:
+    """Give each API call the thread id the op records use (in place).
+
+    CUPTI keeps only the low 32 bits of ``pthread_self``; ops carry the whole
+    ``threading.get_ident()``. Only the profile knows those of every launching thread: autograd's
+    device threads and other C++ threads are not in ``threading.enumerate()``. An id whose low
+    bits two op threads share is left as CUPTI gave it, as is one no op thread has.
+    """
+    widths: dict = {}
+    for tid in op_tids:
+        widths.setdefault(tid & 0xFFFFFFFF, set()).add(tid)
+    wide = {low: tids.pop() for low, tids in widths.items() if len(tids) == 1}
+    for api in capture.apis:
+        api.tid = wide.get(api.tid, api.tid)
 
 
 def select_backend(option: str, warnings: list):

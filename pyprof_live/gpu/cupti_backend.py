@@ -32,6 +32,7 @@ from . import GpuCapture, report_unavailable
 from .clock import ClockMap, sample
 from .device_work import describe
 from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
+from .torch_internals import has_primary_context, torch_profiler_running
 
 #: Enabled at start, disabled at stop (only those that were enabled). Kineto enables the same ones.
 ACTIVITY_KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET", "RUNTIME", "DRIVER", "EXTERNAL_CORRELATION",
@@ -81,7 +82,7 @@ def unusable_reason() -> str:
         return (f"cupti-python {package} is for CUDA {package_major} but torch {torch.__version__} uses CUDA "
                 f"{torch.version.cuda} (two CUPTI libraries in one process collide); "
                 f"install the matching one: pip install 'cupti-python=={torch_major}.*'")
-    if torch.autograd.profiler._is_profiler_enabled:
+    if torch_profiler_running():
         return "torch.profiler is recording and owns CUPTI; stop it first"
     if _owner is not None:
         return "another pyprof_live profile is collecting GPU activity in this process"
@@ -100,7 +101,7 @@ def failure_reason(exc: BaseException) -> str:
 
 class CudaProcess:
     """What the backend needs of the real process: cupti-python's calls, torch's CUDA synchronise
-    and device facts. The replay backend (``replay.py``) provides the same names."""
+    and device facts. The tests' stand-in (``tests/gpu_replay.py``) provides the same names."""
 
     def __init__(self):
         self.get_timestamp = cupti.get_timestamp
@@ -116,9 +117,8 @@ class CudaProcess:
         """Wait for every device this process uses; False when CUDA was never initialised (no API call made)."""
         if not torch.cuda.is_initialized():
             return False
-        has_context = getattr(torch._C, "_cuda_hasPrimaryContext", None)
         for device in range(torch.cuda.device_count()):
-            if has_context is None or has_context(device):
+            if has_primary_context(device):
                 torch.cuda.synchronize(device)
         return True
 
@@ -142,14 +142,13 @@ class CuptiBackend:
     def __init__(self, option: str = "auto", warnings: list | None = None, process=None, pid: int = 0):
         self.option = option
         self.warnings = [] if warnings is None else warnings
-        self.process = process  # CudaProcess() unless given (replay); made at start, as it needs cupti calls
+        self.process = process  # CudaProcess() unless given (tests); made at start, as it needs cupti calls
         self.pid = pid  # the pid of the op records (0 in live profiles)
         self.sink: ActivitySink | None = None
         self.push = self.pop = _inert  # bound to CUPTI's push/pop once collecting
         self.failure = ""
         self._enabled: list = []
         self._clock_start = None
-        self._threads: dict = {}
         self._toggles: list = []  # (host ns, recording?) from set_recording
 
     # -- control ---------------------------------------------------------------------------------
@@ -177,7 +176,6 @@ class CuptiBackend:
             self.sink = None
             self._unavailable(failure_reason(exc))
             return
-        self._note_threads()
         self.push = functools.partial(process.activity_push_external_correlation_id, OUR_EXTERNAL_KIND)
         self.pop = functools.partial(process.activity_pop_external_correlation_id, OUR_EXTERNAL_KIND)
 
@@ -193,7 +191,7 @@ class CuptiBackend:
         self.push = self.pop = _inert
         # A torch.profiler still running owns CUPTI now: flushing would feed it our buffers and
         # disabling would end its collection, so both are left to it.
-        profiler_running = torch.autograd.profiler._is_profiler_enabled
+        profiler_running = torch_profiler_running()
         incomplete = ""
         try:
             if profiler_running:
@@ -209,8 +207,7 @@ class CuptiBackend:
         finally:
             self._release(disable=not profiler_running)
         clock = ClockMap(self._clock_start, last)
-        self._note_threads()
-        apis, kernels, memops = finish(self.sink, clock.to_host, self._threads)
+        apis, kernels, memops = finish(self.sink, clock.to_host)
         apis, kernels, memops = _without_sentinel(apis, kernels, memops)
         if self._toggles:
             apis, kernels, memops = self._recorded_only(apis, kernels, memops)
@@ -264,12 +261,6 @@ class CuptiBackend:
     def _unavailable(self, reason: str) -> None:
         self.failure = reason
         report_unavailable(self.option, self.warnings, reason)
-
-    def _note_threads(self) -> None:
-        """CUPTI's thread id is the low 32 bits of pthread_self; ops use the whole threading.get_ident()."""
-        for thread in threading.enumerate():
-            if thread.ident is not None:
-                self._threads[thread.ident & 0xFFFFFFFF] = thread.ident
 
     def _recorded_only(self, apis, kernels, memops):
         """Drop work launched while the profile was not recording (by the launching call's host time)."""

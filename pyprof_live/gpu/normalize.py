@@ -4,11 +4,12 @@ CUPTI frees an activity buffer as soon as its completed-callback returns, and th
 objects handed to the callback point into that buffer: every field is copied out at once, into
 KernelRecord / ApiRecord / MemoryRecord. Everything here reads attributes only, so it runs the
 same on the objects CUPTI delivers and on objects built by hand (``cupti.ActivityKernel13()``
-works without a driver), which is how tests and the replay backend feed it.
+works without a driver), which is how the tests feed it.
 
 Two stages: :class:`ActivitySink` copies records as buffers arrive (times still on CUPTI's clock,
 external ids kept apart, since CUPTI delivers them as separate records); :func:`finish` then puts
-the times on the host clock and gives each API call the op id that was pushed around it.
+the times on the host clock and gives each API call the op id that was pushed around it. API calls
+keep CUPTI's 32-bit thread id; ``gpu.widen_thread_ids`` widens it from the op records.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-import torch
 from cupti import cupti
 
 from ..records import NO_LINK, ApiRecord, KernelRecord, MemoryRecord
+from . import torch_internals
 
 _KIND = cupti.ActivityKind
 #: The external-correlation kind pyprof_live pushes op ids with (Kineto uses CUSTOM0 and CUSTOM1).
@@ -55,7 +56,7 @@ def copy_kind_name(value: int) -> str:
 @lru_cache(maxsize=65536)
 def demangle(name: str) -> str:
     """CUPTI gives kernel names mangled (``_ZN2at6native...``); names that are not stay as they are."""
-    return torch._C._demangle(name) if name.startswith("_Z") else name
+    return torch_internals.demangle(name) if name.startswith("_Z") else name
 
 
 def kernel_record(a, pid: int = 0) -> KernelRecord:
@@ -153,18 +154,14 @@ class ActivitySink:
         self.synchronization[1] += a.end - a.start
 
 
-def finish(sink: ActivitySink, to_host, thread_ident=None) -> tuple[list, list, list]:
+def finish(sink: ActivitySink, to_host) -> tuple[list, list, list]:
     """The sink's records with times on the host clock and API calls carrying their pushed op id.
 
     :param to_host: CUPTI ns -> host ns (``ClockMap.to_host``).
-    :param thread_ident: CUPTI's 32-bit thread id -> the ``threading.get_ident()`` the op records
-        use, when known (CUPTI keeps only the low 32 bits of ``pthread_self``).
     """
     external = sink.external
-    thread_ident = thread_ident or {}
     for api in sink.apis:
         api.external_id = external.get(api.correlation, NO_LINK)
-        api.tid = thread_ident.get(api.tid, api.tid)
     for items in (sink.apis, sink.kernels, sink.memops):
         for item in items:
             item.start = to_host(item.start)

@@ -1,4 +1,4 @@
-"""ReplayBackend: the live GPU path run against a stand-in CUDA process, on any machine.
+"""Test double: the live GPU path (the real CuptiBackend) run against a stand-in CUDA process, on CPU.
 
 :class:`ReplayProcess` plays CUPTI's part: it keeps CUPTI's process-wide activity state (the one
 registered pair of buffer callbacks, the enabled kinds, a per-thread stack of external ids per
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 from cupti import cupti
 
-from ..importers.kineto import devices_from_properties, host_ids, event_times, read_trace_events
-from ..profile import Profile
-from ..records import OpRecord
-from .cupti_backend import CuptiBackend
+from pyprof_live.gpu.cupti_backend import CuptiBackend
+from pyprof_live.importers.kineto import devices_from_properties, event_times, host_ids, read_trace_events
+from pyprof_live.profile import Profile
+from pyprof_live.records import OpRecord
 
 _KIND = cupti.ActivityKind
 _RUNTIME_CBID = {re.sub(r"_v\d{4,}$", "", m.name): int(m) for m in reversed(cupti.RuntimeApiTraceCbid)}
@@ -250,7 +250,8 @@ def _thread_steps(thread: int, ops: list, calls: list) -> list:
 def _api_payload(event: dict, start: int, end: int, pid: int) -> tuple:
     name = event["name"]
     kind = _API_CATEGORIES[event["cat"]]
-    if kind is None:  # the 2021 dialect's "Runtime" holds driver calls too
+    if kind is None:  # the 2021 dialect's "Runtime" holds driver calls too (same rule as the Kineto
+        # importer's, which has it inline in a collector method and exposes no function to reuse)
         kind = "driver" if name.startswith("cu") and not name.startswith("cuda") else "runtime"
     cbid = (_RUNTIME_CBID if kind == "runtime" else _DRIVER_CBID).get(name, 0)
     args = event.get("args") or {}
@@ -275,7 +276,7 @@ def _device_record(event: dict):
     elif what == "memcpy":
         record = cupti.ActivityMemcpy6()
         record.kind = int(_KIND.MEMCPY)
-        words = event["name"].split()  # "Memcpy HtoD (Pageable -> Device)"
+        words = event["name"].split()  # "Memcpy HtoD (Pageable -> Device)"; inline in the importer too, not exposed
         record.copy_kind = _COPY_KIND.get(words[1].upper() if len(words) > 1 else "", 0)
         record.bytes = args.get("bytes", 0)
     else:
