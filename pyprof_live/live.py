@@ -26,6 +26,7 @@ from .capture.recorder import OpRecorder, backward_facts, warn_cap
 from .errors import CaptureError
 from .gcpause import paused_gc
 from .gpu import select_backend, widen_thread_ids
+from .gpu.torch_internals import torch_profiler_running
 from .profile import Profile
 from .records import NO_LINK, OpRecord, RangeRecord
 
@@ -102,7 +103,7 @@ class LiveProfile(Profile):
                 raise CaptureError(
                     "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
                 )
-            if torch.autograd.profiler._is_profiler_enabled:
+            if torch_profiler_running():
                 raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
             _active.append(self)
         try:
