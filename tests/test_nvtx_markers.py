@@ -36,8 +36,7 @@ def test_current_pytorch_op_with_every_field():
         "op", "aten::addmm", seq=12, op_id=40,
         inputs=(TensorMeta((512,)), TensorMeta((32, 512)), TensorMeta((512, 512)),
                 Unknown("no shape recorded"), Unknown("no shape recorded")),
-        input_op_ids=((38, 0), (39, 0)),
-    )
+    )  # input_op_ids (graph edges) is matched but not kept: no record field holds it
 
 
 def test_op_without_sequence_number_keeps_its_op_id_and_sizes():
@@ -187,7 +186,7 @@ def _get_nvtx_str(name, seq, op_id, shapes, input_op_ids):
 )
 def test_get_nvtx_str_round_trips(name, seq, op_id, shapes, input_op_ids):
     m = parse_marker(_get_nvtx_str(name, seq, op_id, shapes, input_op_ids))
-    assert (m.kind, m.name, m.seq, m.op_id, m.input_op_ids) == ("op", name, seq, op_id, tuple(input_op_ids))
+    assert (m.kind, m.name, m.seq, m.op_id) == ("op", name, seq, op_id)
     assert m.inputs == tuple(TensorMeta(tuple(s)) if s else Unknown("no shape recorded") for s in shapes)
 
 
@@ -253,3 +252,22 @@ def test_rows_out_of_order_are_refused():
                  [(5, 6, "main", "child", 0, PUSH_POP), (5, 9, "main", "parent", 0, PUSH_POP)]):
         with pytest.raises(RangesOutOfOrder):
             records_from_ranges(rows, THREADS, DOMAINS)
+
+
+def test_input_op_ids_alone_still_make_an_op():
+    # The edges are matched (so the text is an op, not a plain range), not kept.
+    assert parse_marker("mylib::custom, input_op_ids = [(3,0), (4, -1)]") == Marker("op", "mylib::custom")
+
+
+def test_texts_of_any_column_type_become_range_names():
+    # An untyped SQLite column can hold a number, bytes, or NULL as an NVTX text.
+    rows = [(0, 9, "main", 42, 0, PUSH_POP), (1, 8, "main", b"aten::mm, seq = 3", 0, PUSH_POP),
+            (2, 7, "main", None, 0, PUSH_POP)]
+    ops, ranges = records_from_ranges(rows, THREADS, DOMAINS)
+    assert [(o.name, o.seq) for o in ops] == [("aten::mm", 3)]
+    assert [r.name for r in ranges] == ["42", ""]
+
+
+def test_a_null_start_is_a_type_error_for_the_caller_to_report():
+    with pytest.raises(TypeError):
+        records_from_ranges([(None, 9, "main", "a", 0, PUSH_POP)], THREADS, DOMAINS)

@@ -2,8 +2,8 @@
 
 Nsight Systems and nvprof only keep the text of each NVTX range; this module reads back what
 PyTorch and PyProf/DLProf wrote into it. Every text is either parsed into a :class:`Marker` or
-rejected (``None``, the range stays a plain NVTX range); no text raises. Parsing uses regular
-expressions and a small literal reader, never ``eval``.
+rejected (``None``, the range stays a plain NVTX range): no text makes ``parse_marker`` raise.
+Parsing uses regular expressions and a small literal reader, never ``eval``.
 
 Forms understood (``parse_marker``):
 
@@ -28,7 +28,7 @@ Forms understood (``parse_marker``):
   (``layer:a:b`` -> ``a:b``, where PyProf kept only ``a``); nested layer ranges give one name
   each in ``OpRecord.layer``, outermost first.
 
-What no record field holds is dropped: ``input_op_ids`` (graph edges) and PyProf's call ids.
+What no record field holds is skipped, not parsed: ``input_op_ids`` (graph edges) and PyProf's call ids.
 ``op_id`` is kept as ``external_id``: it is the RecordFunction handle that Kineto calls
 ``External id``; no nsys/nvprof API row carries it, so correlation links by time containment.
 """
@@ -60,7 +60,6 @@ class Marker(NamedTuple):
     op_id: int = NO_LINK
     inputs: tuple = ()
     kwargs: tuple = ()
-    input_op_ids: tuple = ()
     mod: str = ""
     callsite: tuple = ()
 
@@ -75,10 +74,9 @@ _EMIT_NVTX = re.compile(
     r"(?:, (?P<stashed>stashed )?seq ?= ?(?P<seq>\d+))?"
     r"(?:, op_id = (?P<op_id>\d+))?"
     r"(?:, sizes = (?P<sizes>\[(?:\[[\d, ]*\](?:, )?)*\]))?"
-    r"(?:, input_op_ids = (?P<input_op_ids>\[(?:\(\d+, ?-?\d+\)(?:, )?)*\]))?"
+    r"(?:, input_op_ids = \[(?:\(\d+, ?-?\d+\)(?:, )?)*\])?"  # matched so the text is an op, not kept
 )
 _SHAPE = re.compile(r"\[([\d, ]*)\]")
-_OP_ID_PAIR = re.compile(r"\((\d+), ?(-?\d+)\)")
 # Namespaces of PyTorch operator libraries; a bare name elsewhere (nvFuser's ``Fusion::get``) is
 # some library's own range, not an op.
 _BARE_OP = re.compile(r"(?:aten|prim|c10d|_c10d_functional|quantized|torchvision)::[A-Za-z_][\w.]*\Z")
@@ -92,8 +90,8 @@ def _emit_nvtx(text: str) -> Marker | None:
     match = _EMIT_NVTX.fullmatch(text)
     if match is None:
         return None
-    name, seq, op_id, sizes, input_op_ids = match.group("name", "seq", "op_id", "sizes", "input_op_ids")
-    if seq is None and op_id is None and sizes is None and input_op_ids is None:
+    name, seq, op_id, sizes = match.group("name", "seq", "op_id", "sizes")
+    if match.end("name") == len(text):  # a bare name, no field after it
         if name.startswith(_AUTOGRAD_PREFIX) and _NODE.match(name):
             return Marker("node", sys.intern(name))
         if _BARE_OP.match(name):
@@ -101,15 +99,13 @@ def _emit_nvtx(text: str) -> Marker | None:
         return None
     seq_nr = int(seq) if seq is not None else NO_LINK
     inputs = tuple(_shape_arg(dims) for dims in _SHAPE.findall(sizes)) if sizes else ()
-    edges = tuple((int(a), int(b)) for a, b in _OP_ID_PAIR.findall(input_op_ids)) if input_op_ids else ()
     op_id_nr = int(op_id) if op_id is not None else NO_LINK
     if match.group("stashed") or _NODE.match(name):
         altseq = NO_LINK if name in _NODES_WITHOUT_FORWARD else seq_nr
-        return Marker("node", sys.intern(name), altseq=altseq, op_id=op_id_nr, inputs=inputs,
-                      input_op_ids=edges)
+        return Marker("node", sys.intern(name), altseq=altseq, op_id=op_id_nr, inputs=inputs)
     if _OLD_ATEN_NAME.match(name):
         name = "aten::" + name
-    return Marker("op", sys.intern(name), seq=seq_nr, op_id=op_id_nr, inputs=inputs, input_op_ids=edges)
+    return Marker("op", sys.intern(name), seq=seq_nr, op_id=op_id_nr, inputs=inputs)
 
 
 def _shape_arg(dims: str):
@@ -328,7 +324,8 @@ def records_from_ranges(rows, threads: dict, domains: dict) -> tuple[list, list]
 
     ``rows`` yields ``(start, end, thread_key, text, domain_key, how)`` sorted by start, then by
     end descending (an enclosing range before the ranges it holds), else RangesOutOfOrder is
-    raised; ``text`` is str, UTF-8 bytes or None. ``threads`` maps a thread key to ``(pid, tid)``
+    raised; ``text`` is str, UTF-8 bytes or None (a number, as an untyped column can hold, reads
+    as its digits). A NULL or text ``start`` raises TypeError (read_export reports it). ``threads`` maps a thread key to ``(pid, tid)``
     and ``domains`` a domain key to its name. Only push/pop ranges carry PyTorch markers (they
     nest per thread); start/end ranges and marks stay NVTX records. Texts repeat across
     iterations: each distinct one is read once.
@@ -356,9 +353,12 @@ def records_from_ranges(rows, threads: dict, domains: dict) -> tuple[list, list]
         context = stack[-1] if stack else _NO_CONTEXT
         if op_fields is not None:
             name, kind, direction, seq, altseq, node, inputs, kwargs, mod, op_id = op_fields
-            # Positional, in records.py's field order: keywords cost three times as much per op.
-            ops.append(OpRecord(name, start, end, tid, pid, "", kind, direction, seq, altseq, node, inputs, (),
-                                kwargs, context.module, context.layer, context.callsite, mod, "", op_id))
+            # The leading fields positional, the rest set by name: as fast as all positional (keywords
+            # cost twice as much per op), and a field added to OpRecord cannot shift them.
+            op = OpRecord(name, start, end, tid, pid, "", kind, direction, seq, altseq, node)
+            op.inputs, op.kwargs, op.mod, op.external_id = inputs, kwargs, mod, op_id
+            op.module, op.layer, op.callsite = context.module, context.layer, context.callsite
+            ops.append(op)
             continue
         if stack is None:
             stack = open_contexts[thread] = []
@@ -375,7 +375,8 @@ def records_from_ranges(rows, threads: dict, domains: dict) -> tuple[list, list]
 def _reading(raw) -> tuple:
     """How a text is recorded: (its OpRecord's fields, None, text) for an op, a node or a wrapped
     call; (None, marker, text) for a range giving context to the ops inside; (None, None, text) else."""
-    text = sys.intern(decode(raw) or "")
+    text = decode(raw)
+    text = sys.intern(text if isinstance(text, str) else "" if text is None else str(text))
     marker = parse_marker(text)
     if marker is None or marker.kind in ("layer", "trace", "module"):
         return None, marker, text
