@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from pyprof_live.correlate import correlate
 from pyprof_live.errors import ProfileFormatError
-from pyprof_live.importers import kineto
-from pyprof_live.importers.kineto import canonical_dtype, load_kineto, parse_concrete, read_trace_events
+from pyprof_live.formulas.dtypes import canonical_dtype
+from pyprof_live.importers import kineto, trace_json
+from pyprof_live.importers.kineto import load_kineto, parse_concrete
+from pyprof_live.importers.trace_json import read_trace_events
 from pyprof_live.records import NO_LINK, TensorMeta, Unknown
 
 HOST, MAIN, BWD = 4242, 4242, 4300  # pid, main thread, autograd thread
@@ -181,6 +183,37 @@ def test_driver_launch_memcpy_memset_and_device_work_without_launch(tmp_path):
     assert (p2p.pid, memset.pid) == (HOST, HOST)
     assert "2 kernels/memops have no runtime or driver event" in profile.meta["warnings"][0]
     assert linked.memops_with_op == 1
+
+
+def test_correlation_id_of_two_processes_links_its_kernel_to_neither(tmp_path):
+    """CUPTI numbers launches per process: both processes launched with correlation 9. Kernel 9 may be
+    either's, so it is left unattributed (pid 0) instead of going to whichever came last; kernel 10,
+    whose id only process A used, still links."""
+    a, b = 100, 200
+    events = [
+        x_event("cpu_op", "aten::relu", 0, 50, {"External id": 1}, pid=a, tid=a),
+        x_event("cuda_runtime", "cudaLaunchKernel", 5, 2, {"External id": 1, "correlation": 9}, pid=a, tid=a),
+        x_event("cuda_runtime", "cudaLaunchKernel", 10, 2, {"External id": 1, "correlation": 10}, pid=a, tid=a),
+        x_event("cpu_op", "aten::mul", 0, 50, {"External id": 1}, pid=b, tid=b),
+        x_event("cuda_runtime", "cudaLaunchKernel", 6, 2, {"External id": 1, "correlation": 9}, pid=b, tid=b),
+        kernel("k9", 60, 3, correlation=9),
+        kernel("k10", 70, 3, correlation=10, device=1),
+    ]
+    profile, linked = load_linked(write_trace(tmp_path, events))
+    k9, k10 = profile.records.kernels
+    assert (k9.pid, k9.launch, k9.op) == (0, NO_LINK, NO_LINK)
+    assert (k10.pid, profile.records.ops[k10.op].name) == (a, "aten::relu")
+    assert linked.kernels_with_op == 1
+    assert profile.meta["warnings"] == [
+        "1 kernels/memops have a correlation id that API calls of several processes carry (1 such ids): "
+        "left unattributed"]
+
+
+def test_compute_capability_needs_both_numbers(tmp_path):
+    # A deviceProperties entry with computeMajor but no computeMinor was once blamed on the last event.
+    header = {"deviceProperties": [{"id": 0, "name": "GPU", "computeMajor": 8}]}
+    profile = load_kineto(write_trace(tmp_path, forward_trace(), **header))
+    assert [(d.name, d.compute_capability) for d in profile.records.devices] == [("GPU", ())]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -398,11 +431,24 @@ def test_memory_instants_are_counted_with_peak_per_device(tmp_path):
         ("unsigned char", "uint8"), ("bool", "bool"), ("c10::complex<float>", "complex64"),
         ("c10::complex<double>", "complex128"), ("c10::Float8_e4m3fn", "float8_e4m3fn"),
         ("c10::Float8_e5m2", "float8_e5m2"), ("c10::Float8_e4m3fnuz", "float8_e4m3fnuz"),
-        ("long unsigned int", "uint64"), ("Float", "float32"), ("Long", "int64"), ("Scalar", None), ("", None),
+        ("long unsigned int", "uint64"), ("short unsigned int", "uint16"), ("__int64", "int64"),
+        ("unsigned __int64", "uint64"), ("c10::complex<c10::Half>", "complex32"), ("c10::Float8_e8m0fnu", "float8_e8m0fnu"),
+        # c10::ScalarType names, as record_param_comms writes its dtype
+        ("Float", "float32"), ("Long", "int64"), ("ComplexFloat", "complex64"), ("ComplexDouble", "complex128"),
+        ("BFloat16", "bfloat16"), ("Scalar", None), ("", None),
     ],
 )
 def test_dtype_names_are_torch_names(kineto_type, torch_name):
+    # Kineto's spellings are read by formulas.dtypes, the one dtype table.
     assert canonical_dtype(kineto_type) == torch_name
+
+
+def test_capitalised_input_types_are_arguments_not_dtypes(tmp_path):
+    # canonical_dtype reads "Int" as int32 and "Double" as float64: as an Input type they are scalar kinds.
+    args = {"Input Dims": [[2], [], [], []], "Input type": ["short unsigned int", "Int", "Double", "Bool"],
+            "Concrete Inputs": ["", "3", "", "False"]}
+    op = load_kineto(write_trace(tmp_path, [cpu_op("aten::foo", 0, 5, ext=1, **args)])).records.ops[0]
+    assert op.inputs == (TensorMeta((2,), "uint16"), 3, Unknown("Double"), False)
 
 
 @pytest.mark.parametrize(
@@ -467,7 +513,7 @@ def test_windowed_reading_matches_a_whole_file_read(tmp_path, monkeypatch):
         + ', "traceEvents": ' + json.dumps(events) + ', "cupti_version": 22}'
     )
     whole = load_kineto(path)
-    monkeypatch.setattr(kineto, "CHUNK_CHARS", 7)
+    monkeypatch.setattr(trace_json, "CHUNK_CHARS", 7)
     windowed = load_kineto(path)
     assert windowed.records.ops == whole.records.ops and windowed.records.kernels == whole.records.kernels
     assert windowed.meta["versions"] == {"cupti_version": 22} and len(windowed.records.ops) == 7
@@ -485,7 +531,7 @@ def test_read_trace_events_yields_raw_events_and_fills_the_header(tmp_path):
 
 
 def test_progress_reports_fractions_up_to_the_whole_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(kineto, "CHUNK_CHARS", 64)
+    monkeypatch.setattr(trace_json, "CHUNK_CHARS", 64)
     seen = []
     load_kineto(write_trace(tmp_path, forward_trace() * 20), progress=lambda f, stage: seen.append((f, stage)))
     fractions = [f for f, _ in seen]
@@ -526,6 +572,14 @@ def valid_gzip_trace() -> bytes:
         (b'{"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "tid": 0}]}', "no PyTorch profiler events"),
         (valid_gzip_trace()[:-30], "truncated or corrupt gzip"),
         (b"\x1f\x8b\x08\x00garbage-after-a-gzip-magic", "truncated or corrupt gzip"),
+        # json's decoder recurses once per level: RecursionError, in an event or in the header
+        (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "JSON nested too deeply"),
+        (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b', "traceEvents": []}', "JSON nested too deeply"),
+        (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": Infinity, "dur": 1, "pid": 1, "tid": 1}]}',
+         "malformed 'cpu_op' event in traceEvents (OverflowError"),
+        # found after the last event: not blamed on it
+        (b'{"deviceProperties": 5, "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, '
+         b'"pid": 1, "tid": 1}]}', "malformed trace header or ids (TypeError"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_file(tmp_path, data, problem):
@@ -536,6 +590,25 @@ def test_bad_input_is_one_line_naming_the_file(tmp_path, data, problem):
     assert message.startswith(f"{path}: ") and problem in message and "\n" not in message
 
 
+def test_missing_file_and_directory_are_one_line_naming_them(tmp_path):
+    for path, problem in ((tmp_path / "absent.json", "no such file"), (tmp_path, "is a directory")):
+        with pytest.raises(ProfileFormatError) as caught:
+            load_kineto(path)
+        assert str(caught.value) == f"{path}: {problem}" + ("" if problem == "no such file" else ", not a profile file")
+
+
+def test_cli_reports_bad_trace_in_one_line_exit_2(tmp_path, capsys):
+    from pyprof_live.cli import main
+
+    deep = write_bytes(tmp_path, b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(deep)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and f"{deep}: not a Kineto trace: JSON nested too deeply" in err
+
+
+# Reaches the decoder's and the builder's error paths with random JSON-ish text; too short to reach
+# the crashes of deep nesting or ill-typed values, which the explicit table above holds.
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet='{}[]",:0123456789.-ae traceEvntsphXcpu_o', max_size=80))
 def test_any_text_loads_or_raises_profile_format_error(tmp_path_factory, text):

@@ -1,7 +1,7 @@
 """Nsight Systems SQLite import: a small export built here (fresh clones), every real export in
 ../shared/data/nsys (counts checked by hand with sqlite3, queries in the comments), and bad files."""
 
-import shutil
+import hashlib
 import sqlite3
 
 import pytest
@@ -71,8 +71,10 @@ KERNELS = [  # start, end, deviceId, streamId, correlationId, globalPid, demangl
 ]
 
 
-def build_export(path, legacy=False, nvtx_rows=NVTX):
-    """An export with the tables and traps of real ones; ``legacy``: the pre-2021 layout."""
+def build_export(path, legacy=False, nvtx_rows=NVTX, reverse=False):
+    """An export with the tables and traps of real ones; ``legacy``: the pre-2021 layout;
+    ``reverse``: kernel and runtime rows stored last first."""
+    order = reversed if reverse else list
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
     db.executemany("INSERT INTO StringIds VALUES (?, ?)", STRINGS.items())
@@ -87,12 +89,12 @@ def build_export(path, legacy=False, nvtx_rows=NVTX):
                    values)
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT, globalTid INT, "
                "correlationId INT, nameId INT, returnValue INT, callchainId INT)")
-    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, 0, NULL)", RUNTIME)
+    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, 0, NULL)", order(RUNTIME))
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, contextId INT, "
                "streamId INT, correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT, "
                "gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT, registersPerThread INT, "
                "staticSharedMemory INT, dynamicSharedMemory INT, graphNodeId INT, dlprofExtra TEXT)")
-    for start, end, device, stream, corr, gpid, name, grid, block in KERNELS:
+    for start, end, device, stream, corr, gpid, name, grid, block in order(KERNELS):
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                    "32, 0, 1024, NULL, 'x')", (start, end, device, stream, corr, gpid, name, name, *grid, *block))
     db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT, end INT, deviceId INT, streamId INT, "
@@ -253,10 +255,13 @@ def test_nvtx_rows_stored_in_any_order(export, tmp_path, monkeypatch):
     assert (a.ops, a.ranges) == (b.ops, b.ranges)
 
 
-def test_import_is_deterministic(export):
-    a, b = load_nsys(export).records, load_nsys(export).records
-    assert (a.ops, a.apis, a.kernels, a.memops, a.ranges, a.devices) == (b.ops, b.apis, b.kernels, b.memops,
-                                                                         b.ranges, b.devices)
+def test_records_do_not_depend_on_the_storage_order_of_rows(export, tmp_path):
+    # Kernels and API calls stored last first come out in start order all the same.
+    reversed_rows = load_nsys(build_export(tmp_path / "reversed.sqlite", reverse=True)).records
+    assert [k.start for k in reversed_rows.kernels] == [70, 120, 640, 2040, 2900]
+    assert [a.start for a in reversed_rows.apis] == [45, 100, 615, 1110, 2020, 2620]
+    stored = load_nsys(export).records
+    assert (reversed_rows.kernels, reversed_rows.apis) == (stored.kernels, stored.apis)
 
 
 def test_progress_is_reported(export):
@@ -308,6 +313,49 @@ def test_sqlite_files_that_are_not_exports(tmp_path):
         db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, correlationId INT, demangledName INT)")
         db.execute("CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, globalTid INT, text TEXT)")
     assert _error(empty).endswith("the export holds no kernels, memory operations, API calls or NVTX ranges")
+
+
+def _altered(export, tmp_path, *statements):
+    """A copy of the small export with ``statements`` applied."""
+    path = tmp_path / "altered.sqlite"
+    path.write_bytes(export.read_bytes())
+    with sqlite3.connect(path) as db:
+        for statement in statements:
+            db.execute(statement)
+    return path
+
+
+def test_null_launch_dimensions_read_as_not_recorded(export, tmp_path):
+    # A NULL grid or block size reads 0, as a column the layout lacks does.
+    path = _altered(export, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = NULL, blockZ = NULL, "
+                                      "registersPerThread = NULL WHERE correlationId = 2")
+    relu = load_nsys(path).records.kernels[2]
+    assert (relu.name, relu.grid, relu.block, relu.registers) == ("relu_kernel", (0, 1, 1), (256, 1, 0), 0)
+
+
+@pytest.mark.parametrize("statement, problem", [
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL WHERE correlationId = 2",
+     "CUPTI_ACTIVITY_KIND_KERNEL has a row without a start or end time"),
+    ("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = NULL WHERE correlationId = 4",
+     "CUPTI_ACTIVITY_KIND_RUNTIME has a row without a start or end time"),
+    ("UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET start = NULL",
+     "CUPTI_ACTIVITY_KIND_MEMCPY or CUPTI_ACTIVITY_KIND_MEMSET has a row without a start or end time"),
+    ("UPDATE NVTX_EVENTS SET start = NULL WHERE text = 'warmup'", "'<' not supported"),
+    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = 'host-a' WHERE correlationId = 2", "unsupported operand"),
+    ("UPDATE NVTX_EVENTS SET globalTid = 'main' WHERE text = 'warmup'", "unsupported operand"),
+])
+def test_ill_typed_values_are_a_format_error(export, tmp_path, statement, problem):
+    message = _error(_altered(export, tmp_path, statement))
+    assert ": malformed value in the export (" in message and problem in message
+
+
+def test_numeric_nvtx_text_is_a_range_name(tmp_path):
+    # A column without a declared type keeps a number as a number.
+    path = tmp_path / "untyped.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE NVTX_EVENTS (start, end, eventType, globalTid, text)")
+        db.execute("INSERT INTO NVTX_EVENTS VALUES (0, 10, 59, ?, 42)", (A1,))
+    assert [(r.name, r.pid, r.tid) for r in load_nsys(path).records.ranges] == [("42", 100, 100)]
 
 
 def test_unexpected_layout_is_a_format_error(tmp_path):
@@ -419,10 +467,13 @@ def test_real_emit_nvtx_kernels(shared_data):
         "conv2d", "torch.nn.functional", (TensorMeta((1, 3, 32, 32), "float32"), TensorMeta((6, 3, 3, 3), "float32")))
 
 
-def test_real_export_copy_is_read_the_same(shared_data, tmp_path):
-    """Reading never writes: a copy on a read-only path gives the same records."""
-    source = shared_data / "nsys" / "nsys2025.5_vecadd_rtx3060_schema3.24.sqlite"
-    copy = tmp_path / "ro.sqlite"
-    shutil.copy(source, copy)
-    copy.chmod(0o444)
-    assert load_nsys(copy).records.kernels == load_nsys(source).records.kernels
+def test_reading_never_writes(export):
+    """The export is opened read-only: its bytes and mtime are unchanged and no journal appears beside it
+    (a chmod 0o444 test cannot fail when the tests run as root)."""
+    def state():
+        return (export.stat().st_mtime_ns, hashlib.sha256(export.read_bytes()).hexdigest(),
+                sorted(p.name for p in export.parent.iterdir()))
+
+    before = state()
+    load_nsys(export)
+    assert state() == before

@@ -6,6 +6,7 @@ import struct
 import pytest
 
 from pyprof_live.correlate import correlate
+from pyprof_live.errors import ProfileFormatError
 from pyprof_live.importers import nvprof
 from pyprof_live.importers.nsys import load_nsys
 from pyprof_live.records import NO_LINK, TensorMeta
@@ -91,7 +92,8 @@ def test_counts_and_meta(profile):
     # ops: embedding call, aten::embedding, aten::add_ (never ended), EmbeddingBackward, aten::embedding_backward,
     # AccumulateGrad; ranges: layer Embed and the "step" mark; the trace marker folds into the ops.
     assert (len(r.kernels), len(r.apis), len(r.memops), len(r.ops), len(r.ranges)) == (4, 4, 1, 6, 2)
-    assert profile.meta == {"source": "nvprof", "path": profile.meta["path"], "export": {"nvprof_version": 12}}
+    assert profile.meta == {"source": "nvprof", "path": profile.meta["path"], "export": {"nvprof_version": 12},
+                            "warnings": ["1 kernels/memops have no runtime or driver event with their correlation id"]}
     assert [(d.id, d.name, d.compute_capability, d.sm_count, d.memory_bytes, d.extra) for d in r.devices] == [
         (0, "Tesla V100-SXM2-16GB", (7, 0), 80, 16914055168, {"used": True})]
 
@@ -118,12 +120,11 @@ def test_api_names_from_cupti_callback_ids(profile):
 
 
 def test_api_names_without_cupti_python(tmp_path, monkeypatch):
-    monkeypatch.setattr(nvprof, "_cupti_enum", lambda kind: None)
+    monkeypatch.setattr(nvprof, "_cupti_api_name", lambda kind: None)
     apis = load_nsys(build_export(tmp_path / "net.sql")).records.apis
-    assert [a.name for a in apis] == ["cudaRuntime#211", "cudaRuntime#41", "cudaRuntime#211", "cuDriver#307"]
+    assert [a.name for a in apis] == ["runtime cbid 211", "runtime cbid 41", "runtime cbid 211", "driver cbid 307"]
 
 
-@pytest.mark.skipif(nvprof._demangler() is None, reason="no C++ runtime to demangle with")
 def test_kernel_names_are_demangled(profile):
     assert [k.name for k in profile.records.kernels] == ["gemm_kernel(float*)", "embed_backward()", "relu(int)",
                                                          "orphan()"]
@@ -144,6 +145,46 @@ def test_correlation(profile):
     assert (accumulate.name, accumulate.kind, accumulate.dir) == ("torch::autograd::AccumulateGrad", "node", "bwd")
     assert orphan is None
     assert r.ops[r.memops[0].op].name == "aten::embedding"
+
+
+def test_correlation_id_of_two_processes_links_its_kernel_to_neither(tmp_path):
+    # Another process's cudaLaunchKernel reuses correlation 10: gemm_kernel may be either's launch, so
+    # it gets pid 0 and stays unlinked (it went to whichever row came last).
+    path = build_export(tmp_path / "net.sql")
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (NULL, 211, 141, 151, ?, 7, 10, 0)", (PID + 1,))
+    p = load_nsys(path)
+    summary = correlate(p)
+    gemm = p.records.kernels[0]
+    assert (gemm.correlation, gemm.pid, gemm.launch, gemm.op) == (10, 0, NO_LINK, NO_LINK)
+    assert (summary.kernels_with_launch, summary.kernels_with_op) == (2, 2)  # 3 before, less gemm_kernel
+    assert p.meta["warnings"][1] == ("1 kernels/memops have a correlation id that API calls of several processes "
+                                     "carry (1 such ids): left unattributed")
+
+
+def test_export_without_activity_is_an_error(tmp_path):
+    # As for Nsight Systems: an empty export is a bad input, not an empty profile.
+    path = tmp_path / "empty.sql"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT)")
+        db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (_id_ INTEGER PRIMARY KEY, start INT, end INT, "
+                   "deviceId INT, contextId INT, streamId INT, gridX INT, gridY INT, gridZ INT, blockX INT, blockY INT, "
+                   "blockZ INT, registersPerThread INT, staticSharedMemory INT, dynamicSharedMemory INT, "
+                   "correlationId INT, name INT)")
+    with pytest.raises(ProfileFormatError) as caught:
+        load_nsys(path)
+    assert str(caught.value) == (f"{path}: the export holds no kernels, memory operations, API calls or NVTX "
+                                 "ranges")
+
+
+def test_null_kernel_time_is_a_format_error(tmp_path):
+    path = build_export(tmp_path / "net.sql")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET end = NULL WHERE correlationId = 11")
+    with pytest.raises(ProfileFormatError) as caught:
+        load_nsys(path)
+    assert str(caught.value) == (f"{path}: malformed value in the export (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL or "
+                                 "CUPTI_ACTIVITY_KIND_KERNEL has a row without a start or end time)")
 
 
 # Counts checked by hand with sqlite3 on net.sql:

@@ -27,9 +27,12 @@ _ALIASES = {
     "float": "float32", "double": "float64", "half": "float16", "tf32": "float32", "tensorfloat32": "float32",
     "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
     "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8",
-    # Kineto / c10 C++ spellings
-    "long int": "int64", "long long": "int64", "int64_t": "int64", "short int": "int16", "signed char": "int8",
-    "unsigned char": "uint8", "unsigned short": "uint16", "unsigned int": "uint32", "unsigned long": "uint64",
+    # c10::ScalarType names (Kineto's record_param_comms ``dtype``) not already spelled above
+    "complexfloat": "complex64", "complexdouble": "complex128", "complexhalf": "complex32",
+    # Kineto / c10 C++ spellings (caffe2 TypeMeta: GCC's "long int", MSVC's "__int64")
+    "long int": "int64", "long long": "int64", "int64_t": "int64", "__int64": "int64", "short int": "int16",
+    "signed char": "int8", "unsigned char": "uint8", "unsigned short": "uint16", "short unsigned int": "uint16",
+    "unsigned int": "uint32", "unsigned long": "uint64", "long unsigned int": "uint64", "unsigned __int64": "uint64",
     "c10::half": "float16", "c10::bfloat16": "bfloat16",
     "c10::complex<float>": "complex64", "c10::complex<double>": "complex128", "c10::complex<c10::half>": "complex32",
     "c10::float8_e4m3fn": "float8_e4m3fn", "c10::float8_e5m2": "float8_e5m2",

@@ -8,8 +8,18 @@ from pathlib import Path
 
 from ..errors import ProfileFormatError
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-_GZIP_MAGIC = b"\x1f\x8b"
+# What a file starts with, for the importers that check it (submodules import these from here).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def unreadable(path, error: OSError) -> ProfileFormatError:
+    """The one-line error for a file that cannot be opened or read, whichever importer tried."""
+    if isinstance(error, FileNotFoundError):
+        return ProfileFormatError(path, "no such file")
+    if isinstance(error, IsADirectoryError):
+        return ProfileFormatError(path, "is a directory, not a profile file")
+    return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
 def load(path, progress=None):
@@ -21,16 +31,16 @@ def load(path, progress=None):
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
-    except OSError as e:
-        raise ProfileFormatError(path, f"cannot read: {e.strerror or e}") from None
+    except OSError as error:
+        raise unreadable(path, error) from None
     if not head:
         raise ProfileFormatError(path, "file is empty")
-    if head.startswith(_SQLITE_MAGIC):
+    if head.startswith(SQLITE_MAGIC):
         from .nsys import load_nsys
 
         return load_nsys(path, progress=progress)
     text = head
-    if head.startswith(_GZIP_MAGIC):
+    if head.startswith(GZIP_MAGIC):
         try:
             with gzip.open(path, "rb") as f:
                 text = f.read(4096)

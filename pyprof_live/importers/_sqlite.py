@@ -1,7 +1,8 @@
 """Reading profiler SQLite exports (Nsight Systems, nvprof): opening, schema probing, bad files.
 
 Every way a file can be unreadable ends in one :class:`ProfileFormatError` naming the file:
-missing, empty, not SQLite, truncated, corrupt. Files are opened read-only.
+missing, empty, not SQLite, truncated, corrupt, a value of the wrong type where a reader needs a
+number (a NULL start time, a text globalTid). Files are opened read-only.
 
 Text columns come back as bytes and are decoded where they are used (:func:`decode`), replacing
 what is not UTF-8: exports can hold Latin-1 (Windows user names), on which SQLite's decoder fails
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from operator import attrgetter
 from pathlib import Path
 
 from ..errors import ProfileFormatError
 from ..gcpause import paused_gc
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
+from . import SQLITE_MAGIC, unreadable
 
 #: CUpti_ActivityMemcpyKind, the ``copyKind`` of nsys and nvprof memcpy rows.
 COPY_KINDS = {
@@ -71,8 +72,22 @@ class Schema:
         """``column`` when the table has it, else an SQL literal, so one query fits every schema."""
         return f'"{column}"' if column in self.columns.get(table, ()) else default
 
-    def count(self, db: sqlite3.Connection, table: str) -> int:
-        return db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] if table in self.columns else 0
+
+_start, _end = attrgetter("start"), attrgetter("end")
+
+
+def sort_by_start(records: list, table: str) -> None:
+    """Sort a table's records by start time, refusing (ValueError) a row whose start or end is NULL:
+    a missing time would otherwise fail far from here, or not at all and put the record nowhere."""
+    if None in map(_start, records) or None in map(_end, records):
+        raise ValueError(f"{table} has a row without a start or end time")
+    records.sort(key=_start)  # exports are near-sorted already: this costs little
+
+
+def require_activity(path, *records: list) -> None:
+    """An export with none of the record kinds a profile is made of is an error, not an empty profile."""
+    if not any(records):
+        raise ProfileFormatError(path, "the export holds no kernels, memory operations, API calls or NVTX ranges")
 
 
 def _check_header(path: Path) -> None:
@@ -81,13 +96,11 @@ def _check_header(path: Path) -> None:
         size = path.stat().st_size
         with path.open("rb") as f:
             header = f.read(100)
-    except FileNotFoundError:
-        raise ProfileFormatError(path, "no such file") from None
     except OSError as error:
-        raise ProfileFormatError(path, f"cannot read the file ({error.strerror})") from None
+        raise unreadable(path, error) from None
     if size == 0:
         raise ProfileFormatError(path, "empty file")
-    if not header.startswith(_SQLITE_MAGIC):
+    if not header.startswith(SQLITE_MAGIC):
         raise ProfileFormatError(path, "not an SQLite database")
     if len(header) < 100:
         raise ProfileFormatError(path, "truncated SQLite database (header incomplete)")
@@ -101,7 +114,7 @@ def _check_header(path: Path) -> None:
 
 def read_export(path, reader):
     """``reader(db, schema)`` on the export at ``path``, opened read-only; bad files raise
-    ProfileFormatError, never sqlite3 errors."""
+    ProfileFormatError, never sqlite3 errors nor the TypeError of a NULL where a number belongs."""
     path = Path(path)
     _check_header(path)
     with paused_gc():
@@ -120,5 +133,7 @@ def _read(path: Path, reader):
         raise ProfileFormatError(path, f"cannot read the export ({error})") from None
     except sqlite3.DatabaseError as error:
         raise ProfileFormatError(path, f"corrupt SQLite database ({error})") from None
+    except (TypeError, ValueError, OverflowError) as error:  # SQLite columns hold any type, NULL too
+        raise ProfileFormatError(path, f"malformed value in the export ({error})") from None
     finally:
         db.close()

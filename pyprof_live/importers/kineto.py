@@ -5,10 +5,8 @@ Both dialects are read: the modern one (``cpu_op`` / ``kernel`` / ``cuda_runtime
 ``tid`` written ``"stream 7"``). Links are NOT made here: the records carry the ids and times that
 ``correlate.py`` joins, exactly as for a live run.
 
-Reading is always streamed: the ``traceEvents`` array is decoded one event at a time from a window
-of ``CHUNK_CHARS`` characters, and each event becomes a record (or is dropped) at once. Memory is the
-records plus one window, whatever the file size, so there is no size threshold to choose; and as no
-tree of 100k dicts is kept alive, this is also about twice as fast as ``json.load`` (less GC work).
+Events are streamed from the file by :mod:`.trace_json` and each becomes a record (or is dropped) at
+once, so memory is the records plus one read window, whatever the file size.
 
 What the trace says and where it goes:
 
@@ -24,7 +22,8 @@ What the trace says and where it goes:
 - ``cuda_runtime``/``cuda_driver``/``Runtime`` -> :class:`ApiRecord`; ``kernel``/``Kernel`` ->
   :class:`KernelRecord`; ``gpu_memcpy``/``gpu_memset`` -> :class:`MemoryRecord`. GPU events carry
   ``pid`` = device in the file; their record gets the host pid of the API call with the same
-  ``correlation`` so correlation's ``(pid, correlation)`` join works.
+  ``correlation`` so correlation's ``(pid, correlation)`` join works (an id that API calls of two
+  processes carry places the work in neither, see :mod:`.launches`).
 - An API event whose ``External id`` equals its ``correlation`` (HTA traces, e.g. alexnet: all 361
   of them) has no usable op id: its ``external_id`` is set to -1, so correlation falls back to
   time containment on the launching thread. Decided per event, not per file, because some traces
@@ -42,18 +41,13 @@ What the trace says and where it goes:
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
-import json.scanner
 import os
 import re
-import zlib
 from bisect import bisect_right
 from collections import defaultdict
-from typing import Callable, Iterator
 
 from ..errors import ProfileFormatError
+from ..formulas.dtypes import canonical_dtype
 from ..gcpause import paused_gc
 from ..profile import Profile
 from ..records import (
@@ -67,243 +61,14 @@ from ..records import (
     TensorMeta,
     Unknown,
 )
-
-#: Characters decoded per read; an event larger than this makes the window grow (doubling).
-CHUNK_CHARS = 1 << 22
+from .launches import LaunchingPids
+from .trace_json import Progress, read_trace_events
 
 #: How many user frames an op's call site keeps, innermost first.
 CALLSITE_DEPTH = 8
 
-Progress = Callable[[float, str], None]  # (fraction of the file read, stage), as load_nsys calls it
-
-# ----------------------------------------------------------------------------------------------
-# Streaming JSON reader
-
-
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
-class _JsonWindow:
-    """A sliding window over a text stream that decodes one JSON value at a time."""
-
-    def __init__(self, text, raw, size: int, progress: Progress | None):
-        self._text = text
-        self._raw = raw
-        self._size = size
-        self._progress = progress
-        decoder = json.JSONDecoder()
-        self._decode = decoder.raw_decode
-        self.scan = json.scanner.make_scanner(decoder)
-        self.buf = ""
-        self.pos = 0
-        self.eof = False
-
-    def _refill(self) -> None:
-        """Append the next chunk, at least as large as what is already buffered (so retries of a
-        huge value cost O(n log n), not O(n^2))."""
-        chunk = self._text.read(max(CHUNK_CHARS, len(self.buf) - self.pos))
-        self.buf = self.buf[self.pos :] + chunk
-        self.pos = 0
-        if not chunk:
-            self.eof = True
-        if self._progress is not None:
-            self._progress(min(self._raw.tell() / self._size, 1.0), "trace events")
-
-    def peek(self) -> str:
-        """The next non-blank character ("" at end of file), without consuming it."""
-        while True:
-            self.pos = _WHITESPACE.match(self.buf, self.pos).end()
-            if self.pos < len(self.buf):
-                return self.buf[self.pos]
-            if self.eof:
-                return ""
-            self._refill()
-
-    def expect(self, chars: str, where: str) -> str:
-        char = self.peek()
-        if not char or char not in chars:
-            found = repr(char) if char else "end of file"
-            raise ValueError(f"expected {' or '.join(map(repr, chars))} {where}, found {found}")
-        self.pos += 1
-        return char
-
-    def value(self):
-        """Decode the value at the cursor; a value that touches the window's end is re-read with
-        more text, since a number or a truncated object may continue past it."""
-        self.peek()
-        while True:
-            try:
-                value, end = self._decode(self.buf, self.pos)
-            except json.JSONDecodeError as exc:
-                if not self.eof:
-                    self._refill()
-                    continue
-                if exc.pos >= len(self.buf.rstrip()) or exc.msg.startswith("Unterminated string"):
-                    raise ValueError("the file ends inside a JSON value (truncated?)") from None
-                raise
-            if end < len(self.buf) or self.eof:
-                self.pos = end
-                return value
-            self._refill()
-
-
-def read_trace_events(path, header: dict | None = None, progress: Progress | None = None) -> Iterator[dict]:
-    """Yield the raw event dicts of a Kineto/Chrome trace, as the file holds them, streaming.
-
-    ``header`` (when given) receives the file's other top-level entries (``deviceProperties``,
-    ``distributedInfo``, versions...); it is complete once the iterator is exhausted, since they may
-    follow ``traceEvents``. A bare JSON array of events is accepted too. Raises
-    :class:`ProfileFormatError` for anything that is not such a trace (also for later replay tests
-    and tools that want the events without building records).
-    """
-    header = {} if header is None else header
-    try:
-        with open(path, "rb") as raw:
-            size = os.fstat(raw.fileno()).st_size
-            if size == 0:
-                raise ProfileFormatError(path, "empty file")
-            compressed = raw.read(2) == b"\x1f\x8b"
-            raw.seek(0)
-            binary = gzip.GzipFile(fileobj=raw) if compressed else raw
-            text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace")
-            window = _JsonWindow(text, raw, size, progress)
-            yield from _trace_events(window, header)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise ProfileFormatError(path, f"truncated or corrupt gzip data ({exc})") from None
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        raise ProfileFormatError(path, f"not a Kineto trace: {exc}") from None
-
-
-def _trace_events(window: _JsonWindow, header: dict) -> Iterator[dict]:
-    first = window.peek()
-    if first == "[":
-        yield from _array(window)
-        return
-    if first != "{":
-        raise ValueError("a trace is a JSON object with a traceEvents array")
-    window.pos += 1
-    found = False
-    if window.peek() == "}":
-        window.pos += 1
-    else:
-        while True:
-            key = window.value()
-            if not isinstance(key, str):
-                raise ValueError("malformed JSON object")
-            window.expect(":", "after a key")
-            if key == "traceEvents":
-                found = True
-                yield from _array(window)
-            else:
-                header[key] = window.value()
-            if window.expect(",}", "between top-level entries") == "}":
-                break
-    if not found:
-        raise ValueError("no traceEvents array")
-
-
-_SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
-
-
-def _array(window: _JsonWindow) -> Iterator:
-    """The elements of a JSON array. Fast path: decode straight from the window with the C scanner
-    while whole events and their separator fit in it; at the window's end, the careful path
-    (refill, retry, precise errors) takes one element, then the fast path resumes."""
-    window.expect("[", "for traceEvents")
-    if window.peek() == "]":
-        window.pos += 1
-        return
-    scan = window.scan
-    separator = _SEPARATOR.match
-    while True:
-        buf = window.buf
-        pos = window.pos
-        limit = len(buf)
-        try:
-            while True:
-                element, end = scan(buf, pos)
-                match = separator(buf, end)
-                if match is None or match.end() >= limit:
-                    break
-                yield element
-                pos = match.end()
-                if match.group(1) == "]":
-                    window.pos = pos
-                    return
-        except (StopIteration, json.JSONDecodeError):  # cut at the window's end, or bad JSON:
-            pass  # the careful path refills, or explains
-        window.pos = pos
-        yield window.value()
-        if window.expect(",]", "between trace events") == "]":
-            return
-
-
 # ----------------------------------------------------------------------------------------------
 # Argument values
-
-#: Kineto's ``Input type`` of a tensor is the C++ type name of its dtype (caffe2 TypeMeta, compiler
-#: spelling: GCC's "long int", MSVC's "__int64") -> torch's dtype name.
-_DTYPES = {
-    "float": "float32",
-    "double": "float64",
-    "c10::Half": "float16",
-    "c10::BFloat16": "bfloat16",
-    "long int": "int64",
-    "long": "int64",
-    "long long": "int64",
-    "__int64": "int64",
-    "int64_t": "int64",
-    "int": "int32",
-    "short int": "int16",
-    "short": "int16",
-    "signed char": "int8",
-    "unsigned char": "uint8",
-    "short unsigned int": "uint16",
-    "unsigned short": "uint16",
-    "unsigned int": "uint32",
-    "long unsigned int": "uint64",
-    "unsigned long": "uint64",
-    "unsigned __int64": "uint64",
-    "bool": "bool",
-    "c10::complex<c10::Half>": "complex32",
-    "c10::complex<float>": "complex64",
-    "c10::complex<double>": "complex128",
-    "c10::Float8_e4m3fn": "float8_e4m3fn",
-    "c10::Float8_e5m2": "float8_e5m2",
-    "c10::Float8_e4m3fnuz": "float8_e4m3fnuz",
-    "c10::Float8_e5m2fnuz": "float8_e5m2fnuz",
-    "c10::Float8_e8m0fnu": "float8_e8m0fnu",
-    "c10::Float4_e2m1fn_x2": "float4_e2m1fn_x2",
-    "c10::qint8": "qint8",
-    "c10::quint8": "quint8",
-    "c10::qint32": "qint32",
-    "c10::quint4x2": "quint4x2",
-    "c10::quint2x4": "quint2x4",
-}
-
-#: c10::ScalarType names, as ``record_param_comms`` writes its ``dtype``.
-_SCALAR_TYPES = {
-    "Float": "float32",
-    "Double": "float64",
-    "Half": "float16",
-    "BFloat16": "bfloat16",
-    "Long": "int64",
-    "Int": "int32",
-    "Short": "int16",
-    "Char": "int8",
-    "Byte": "uint8",
-    "Bool": "bool",
-    "ComplexFloat": "complex64",
-    "ComplexDouble": "complex128",
-    "Float8_e4m3fn": "float8_e4m3fn",
-    "Float8_e5m2": "float8_e5m2",
-}
-
-
-def canonical_dtype(kineto_type: str) -> str | None:
-    """Torch's dtype name for a Kineto ``Input type`` (``"c10::BFloat16"`` -> ``"bfloat16"``)."""
-    return _DTYPES.get(kineto_type) or _SCALAR_TYPES.get(kineto_type)
-
 
 _INT = re.compile(r"-?\d+\Z")
 _LIST_TOKEN = re.compile(r"\[|\]|,|[^\[\],]+")
@@ -348,6 +113,16 @@ class _ArgParser:
 
     def __init__(self):
         self._concrete: dict = {}
+        self._dtypes: dict = {}
+
+    def tensor_dtype(self, kind: str) -> str | None:
+        """Torch's dtype name for an ``Input type`` that names one (``"c10::BFloat16"``), else None.
+        Capitalised kinds are argument kinds (``Scalar``, ``TensorList``; 2021: ``Int``, ``Double``),
+        never dtypes, though ``canonical_dtype`` would read ``Int`` as int32."""
+        dtype = self._dtypes.get(kind, self)
+        if dtype is self:
+            dtype = self._dtypes[kind] = None if kind[:1].isupper() else canonical_dtype(kind)
+        return dtype
 
     def concrete(self, text: str):
         value = self._concrete.get(text, self)
@@ -364,7 +139,7 @@ class _ArgParser:
         for i, shape in enumerate(dims):
             kind = types[i] if i < len(types) else ""
             stride = strides[i] if i < len(strides) else None
-            dtype = _DTYPES.get(kind)
+            dtype = self.tensor_dtype(kind)
             if dtype is not None:
                 out.append(TensorMeta(tuple(shape), dtype, None if stride is None else tuple(stride)))
             elif kind == "":  # an optional argument that was None; or a trace without Input type
@@ -583,6 +358,7 @@ class _Builder:
         self._wrappers = defaultdict(list)  # (pid, tid, node name) -> op indices of evaluate_function ranges
         self._node_ops: list = []  # op indices of node-apply ops (Fwd thread id > 0, AccumulateGrad)
         self.external_is_correlation = 0
+        self.launching_pids = LaunchingPids(())
         self.memory_events = 0
         self.memory_peak: dict = {}
         self.counts = defaultdict(int)  # categories kept only as counts
@@ -781,18 +557,10 @@ class _Builder:
                 api.external_id = alias.get((api.pid, api.external_id), api.external_id)
 
     def _give_device_work_host_pids(self) -> None:
-        """GPU events carry pid = device; the launching process is the API call's (same correlation).
-        Work whose call is not in the trace gets the trace's only host process, if there is one."""
-        host_pid = {api.correlation: api.pid for api in self.apis}
-        pids = set(host_pid.values()) or {op.pid for op in self.ops}
-        fallback = next(iter(pids)) if len(pids) == 1 else 0
-        self.unlaunched = 0
+        """GPU events carry pid = device; the launching process is the API call's (same correlation)."""
+        self.launching_pids = pids = LaunchingPids(self.apis, {op.pid for op in self.ops})
         for item in self.kernels + self.memops:
-            pid = host_pid.get(item.correlation)
-            if pid is None:
-                pid = fallback
-                self.unlaunched += 1
-            item.pid = pid
+            item.pid = pids.pid(item.correlation)
 
     def _meta(self, path, header: dict) -> dict:
         meta = {"source": "kineto", "path": str(path), "schemaVersion": header.get("schemaVersion")}
@@ -820,10 +588,7 @@ class _Builder:
                 f"{self.external_is_correlation} of {len(self.apis)} CUDA API events carry External id == "
                 "correlation: linked to ops by time containment on the launching thread"
             )
-        if self.unlaunched:
-            warnings.append(
-                f"{self.unlaunched} kernels/memops have no runtime or driver event with their correlation id"
-            )
+        warnings += self.launching_pids.warnings()
         if self.counts.get("cuda_profiler_range"):
             warnings.append("cuda_profiler_range events (CUPTI range profiler replays) are counted, not kept as kernels")
         if warnings:
@@ -842,7 +607,8 @@ def devices_from_properties(properties) -> list:
             for k, v in prop.items()
             if k not in ("id", "name", "computeMajor", "computeMinor", "numSms", "totalGlobalMem")
         }
-        capability = (prop["computeMajor"], prop["computeMinor"]) if "computeMajor" in prop else ()
+        major, minor = prop.get("computeMajor"), prop.get("computeMinor")
+        capability = (major, minor) if major is not None and minor is not None else ()
         devices.append(
             DeviceInfo(
                 id=prop.get("id", i),
@@ -856,6 +622,10 @@ def devices_from_properties(properties) -> list:
     return devices
 
 
+#: What a wrong type or a missing key in a trace raises while records are built from it.
+_MALFORMED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
+
+
 def load_kineto(path, progress: Progress | None = None) -> Profile:
     """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
 
@@ -867,15 +637,18 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
     memory = builder.memory
     header: dict = {}
     event = None
-    try:
-        with paused_gc():
+    with paused_gc():
+        try:
             for event in read_trace_events(path, header, progress):
                 handler = handlers.get(event.get("cat"))
                 if handler is not None:
                     handler(event)
                 elif event.get("name") == "[memory]":  # 2021 dialect: no category
                     memory(event)
+        except _MALFORMED as exc:
+            what = f"{event.get('cat')!r} event" if isinstance(event, dict) else f"entry {event!r:.40}"
+            raise ProfileFormatError(path, f"malformed {what} in traceEvents ({type(exc).__name__}: {exc})") from None
+        try:
             return builder.finish(path, header)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        what = f"{event.get('cat')!r} event" if isinstance(event, dict) else f"entry {event!r:.40}"
-        raise ProfileFormatError(path, f"malformed {what} in traceEvents ({type(exc).__name__}: {exc})") from None
+        except _MALFORMED as exc:  # a header entry, or ids that only clash once all events are in
+            raise ProfileFormatError(path, f"malformed trace header or ids ({type(exc).__name__}: {exc})") from None

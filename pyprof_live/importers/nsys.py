@@ -32,7 +32,7 @@ from ..errors import ProfileFormatError
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
-from ._sqlite import COPY_KINDS, Schema, Strings, api_name, decode, read_export
+from ._sqlite import COPY_KINDS, Schema, Strings, api_name, decode, read_export, require_activity, sort_by_start
 from .nvtx_markers import MARK, PUSH_POP, START_END, ranges_from_query
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -43,7 +43,6 @@ NVTX = "NVTX_EVENTS"
 
 _RUNTIME_CLASS, _DRIVER_CLASS = 0, 1
 _NVTX_MARK, _NVTX_PUSH_POP, _NVTX_START_END, _NVTX_DOMAIN_CREATE = 34, 59, 60, 75
-_by_start = attrgetter("start")
 
 
 class _GlobalIds(dict):
@@ -94,8 +93,7 @@ def _read(db, schema: Schema, path, progress) -> Profile:
     progress(0.5, "NVTX ranges")
     ops, ranges = _nvtx(db, schema, ids, max((a.end for a in apis), default=0))
     progress(0.95, "devices")
-    if not (kernels or memops or apis or ops or ranges):
-        raise ProfileFormatError(path, "the export holds no kernels, memory operations, API calls or NVTX ranges")
+    require_activity(path, kernels, memops, apis, ops, ranges)
     meta = {
         "source": "nsys",
         "path": str(path),
@@ -109,14 +107,15 @@ def _read(db, schema: Schema, path, progress) -> Profile:
 def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     if not schema.has(KERNEL):
         return []
-    col = lambda name, default="0": schema.column(KERNEL, name, default)  # noqa: E731
+    # A column a layout lacks, or a NULL in it, reads 0 ("not recorded"), as in KernelRecord.
+    col = lambda name: f"COALESCE({schema.column(KERNEL, name, '0')}, 0)"  # noqa: E731
     name_id = "demangledName" if schema.has(KERNEL, "demangledName") else col("shortName")
     rows = db.execute(
-        f"SELECT start, end, {col('deviceId')}, {col('streamId')}, correlationId, COALESCE({col('globalPid')}, 0), "
+        f"SELECT start, end, {col('deviceId')}, {col('streamId')}, correlationId, {col('globalPid')}, "
         f"{col('contextId')}, {name_id}, ({col('gridX')} << 32) | ({col('gridY')} << 16) | {col('gridZ')}, "
         f"({col('blockX')} << 32) | ({col('blockY')} << 16) | {col('blockZ')}, "
         f"{col('registersPerThread')}, {col('staticSharedMemory')}, "
-        f"{col('dynamicSharedMemory')}, COALESCE({col('graphId')}, 0), COALESCE({col('graphNodeId')}, 0) "
+        f"{col('dynamicSharedMemory')}, {col('graphId')}, {col('graphNodeId')} "
         f"FROM {KERNEL}"
     )
     kernels = []
@@ -126,7 +125,7 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
          shared_dynamic, graph, graph_node) in rows:
         append(KernelRecord(strings[name], start, end, device, stream, correlation, ids[global_pid][0], context,
                             dims[grid], dims[block], registers, shared_static, shared_dynamic, graph, graph_node))
-    kernels.sort(key=_by_start)  # exports are near-sorted already: this costs little
+    sort_by_start(kernels, KERNEL)
     return kernels
 
 
@@ -145,7 +144,7 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
                          device, stream, correlation, ids[global_pid][0])
             for start, end, size, copy, device, stream, correlation, global_pid in rows
         )
-    memops.sort(key=_by_start)
+    sort_by_start(memops, f"{MEMCPY} or {MEMSET}")
     return memops
 
 
@@ -181,7 +180,7 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
         pid, tid = ids[global_tid]
         kind = "driver" if event_class == _DRIVER_CLASS else "runtime"
         append(ApiRecord(name, start, end, correlation, tid, pid, kind))
-    apis.sort(key=_by_start)
+    sort_by_start(apis, RUNTIME)
     return apis
 
 

@@ -6,23 +6,23 @@ nvprof ran with ``--analysis-metrics``) with mangled names; API calls in _RUNTIM
 named only by CUPTI callback id (``cbid``), with ``processId`` and a signed 32-bit ``threadId``;
 NVTX ranges in _MARKER as a start row (flags 2) and an end row (flags 4) sharing an ``id``, the
 thread packed in ``objectId`` (pid then tid, little-endian). Device rows carry no pid: they get
-the pid of the API call that launched them. Only API calls that launched GPU work are kept, as
-for Nsight Systems.
+the pid of the API call that launched them (see :mod:`.launches`). Only API calls that launched
+GPU work are kept, as for Nsight Systems.
 
-Kernel names are demangled with the C++ runtime's ``__cxa_demangle`` where it can be loaded;
-API names come from cupti-python's callback id enums where it is installed, else read
-``cudaRuntime#211``.
+Kernel names are demangled by ``torch._C._demangle`` (c10::demangle: the C++ runtime's
+``__cxa_demangle`` where there is one; names it cannot read stay as they are). API names come from
+:func:`pyprof_live.gpu.normalize.api_name` (cupti-python's callback id enums, as for live CUPTI
+capture) where cupti-python is installed, else read ``runtime cbid 211``.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-from operator import attrgetter
+from functools import partial
 
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
-from ._sqlite import COPY_KINDS, Schema, Strings, api_name
+from ._sqlite import COPY_KINDS, Schema, Strings, require_activity, sort_by_start
+from .launches import LaunchingPids
 from .nvtx_markers import MARK, PUSH_POP, ranges_from_query
 
 _KERNEL_TABLES = ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL")
@@ -34,7 +34,6 @@ _MEMORY_TABLES = (
 )
 _MARKER = "CUPTI_ACTIVITY_KIND_MARKER"
 _MARKER_INSTANT, _MARKER_START, _MARKER_END = 1, 2, 4
-_by_start = attrgetter("start")
 
 
 def is_nvprof(schema: Schema) -> bool:
@@ -45,17 +44,19 @@ def read_nvprof(db, schema: Schema, path, progress) -> Profile:
     strings = Strings(db.execute("SELECT _id_, value FROM StringTable")) if schema.has("StringTable") else Strings()
     progress(0.0, "API calls")
     apis = _apis(db, schema)
-    pid_of_launch = {api.correlation: api.pid for api in apis}
-    any_pid = apis[0].pid if apis else 0
+    launching_pids = LaunchingPids(apis)
     progress(0.3, "kernels")
-    kernels = _kernels(db, schema, strings, pid_of_launch, any_pid)
+    kernels = _kernels(db, schema, strings, launching_pids.pid)
     progress(0.5, "memory copies")
-    memops = _memops(db, schema, pid_of_launch, any_pid)
+    memops = _memops(db, schema, launching_pids.pid)
     progress(0.6, "NVTX ranges")
     ops, ranges = _markers(db, schema, strings)
     progress(0.95, "devices")
+    require_activity(path, kernels, memops, apis, ops, ranges)
     version = db.execute("SELECT version FROM Version").fetchone() if schema.has("Version") else None
     meta = {"source": "nvprof", "path": str(path), "export": {"nvprof_version": version[0]} if version else {}}
+    if launching_pids.warnings():
+        meta["warnings"] = launching_pids.warnings()
     used = {k.device for k in kernels} | {m.device for m in memops}
     devices = _devices(db, schema, strings, used)
     progress(1.0, "done")
@@ -82,11 +83,11 @@ def _apis(db, schema: Schema) -> list:
             ApiRecord(name_of[cbid], start, end, correlation, tid, pid, kind)
             for cbid, start, end, correlation, pid, tid in rows
         )
-    apis.sort(key=_by_start)
+    sort_by_start(apis, "CUPTI_ACTIVITY_KIND_RUNTIME or _DRIVER")
     return apis
 
 
-def _kernels(db, schema: Schema, strings: Strings, pid_of_launch: dict, any_pid: int) -> list:
+def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
     names = _KernelNames(strings)
     kernels = []
     for table in _KERNEL_TABLES:
@@ -97,16 +98,16 @@ def _kernels(db, schema: Schema, strings: Strings, pid_of_launch: dict, any_pid:
             f"blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM {table}"
         )
         kernels.extend(
-            KernelRecord(names[name], start, end, device, stream, correlation, pid_of_launch.get(correlation, any_pid),
+            KernelRecord(names[name], start, end, device, stream, correlation, launching_pid(correlation),
                          context, (gx, gy, gz), (bx, by, bz), registers, shared_static, shared_dynamic)
             for (name, start, end, device, stream, correlation, context, gx, gy, gz, bx, by, bz, registers,
                  shared_static, shared_dynamic) in rows
         )
-    kernels.sort(key=_by_start)
+    sort_by_start(kernels, " or ".join(_KERNEL_TABLES))
     return kernels
 
 
-def _memops(db, schema: Schema, pid_of_launch: dict, any_pid: int) -> list:
+def _memops(db, schema: Schema, launching_pid) -> list:
     memops = []
     for table, kind in _MEMORY_TABLES:
         if not schema.has(table):
@@ -117,10 +118,10 @@ def _memops(db, schema: Schema, pid_of_launch: dict, any_pid: int) -> list:
         )
         memops.extend(
             MemoryRecord(kind, start, end, size, COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                         device, stream, correlation, pid_of_launch.get(correlation, any_pid))
+                         device, stream, correlation, launching_pid(correlation))
             for start, end, size, copy, device, stream, correlation in rows
         )
-    memops.sort(key=_by_start)
+    sort_by_start(memops, " or ".join(t for t, _ in _MEMORY_TABLES))
     return memops
 
 
@@ -168,30 +169,28 @@ def _devices(db, schema: Schema, strings: Strings, used: set) -> list:
 
 
 class _CallbackNames(dict):
-    """CUPTI callback id -> API name ("cudaLaunchKernel"), from cupti-python's enums when installed."""
+    """CUPTI callback id -> API name ("cudaLaunchKernel"), named as live CUPTI capture names them."""
 
     def __init__(self, kind: str):
         super().__init__()
         self.kind = kind
-        self.enum = _cupti_enum(kind)
+        self.cupti_name = _cupti_api_name(kind)
 
     def __missing__(self, cbid):
-        name = f"{'cudaRuntime' if self.kind == 'runtime' else 'cuDriver'}#{cbid}"
-        if self.enum is not None:
-            try:
-                name = self.enum(cbid).name
-            except ValueError:
-                pass
-        self[cbid] = name = api_name(name)
+        self[cbid] = name = self.cupti_name(cbid) if self.cupti_name else f"{self.kind} cbid {cbid}"
         return name
 
 
-def _cupti_enum(kind: str):
+def _cupti_api_name(kind: str):
+    """``cbid -> name`` for runtime or driver calls through gpu.normalize, None without cupti-python."""
     try:
         from cupti import cupti
+
+        from ..gpu.normalize import api_name
     except (ImportError, OSError):
         return None
-    return cupti.RuntimeApiTraceCbid if kind == "runtime" else cupti.DriverApiTraceCbid
+    activity = cupti.ActivityKind.RUNTIME if kind == "runtime" else cupti.ActivityKind.DRIVER
+    return partial(api_name, int(activity))
 
 
 class _KernelNames(dict):
@@ -200,34 +199,12 @@ class _KernelNames(dict):
     def __init__(self, strings: Strings):
         super().__init__()
         self.strings = strings
-        self.demangle = _demangler()
+        # torch's c10::demangle is __cxa_demangle where the C++ runtime has it: no ctypes demangler of
+        # our own is needed (nvprof names are Itanium-mangled, from Linux builds).
+        from torch._C import _demangle
+
+        self.demangle = _demangle
 
     def __missing__(self, string_id):
-        mangled = self.strings[string_id]
-        self[string_id] = name = self.demangle(mangled) if self.demangle else mangled
+        self[string_id] = name = self.demangle(self.strings[string_id])
         return name
-
-
-def _demangler():
-    """``__cxa_demangle`` of the C++ runtime through ctypes, or None where it cannot be loaded."""
-    try:
-        cxx = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        cxa_demangle, free = cxx.__cxa_demangle, libc.free
-    except (OSError, AttributeError):
-        return None
-    cxa_demangle.restype = ctypes.c_void_p
-    cxa_demangle.argtypes = (ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int))
-    free.argtypes = (ctypes.c_void_p,)
-
-    def demangle(name: str) -> str:
-        status = ctypes.c_int()
-        result = cxa_demangle(name.encode(), None, None, ctypes.byref(status))
-        if not result:
-            return name
-        try:
-            return ctypes.string_at(result).decode("utf-8", "replace")
-        finally:
-            free(result)
-
-    return demangle
