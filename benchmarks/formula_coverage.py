@@ -28,6 +28,7 @@ _REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_REPO))
 
 import pyprof_live  # noqa: E402
+from pyprof_live.errors import ProfileFormatError  # noqa: E402
 from pyprof_live.formulas import evaluate, has_formula  # noqa: E402
 from pyprof_live.importers.kineto import load_kineto  # noqa: E402
 from pyprof_live.records import NO_LINK  # noqa: E402
@@ -78,7 +79,11 @@ def kineto_coverage() -> bool:
     totals = Counter()
     for path in sorted(folder.iterdir()):
         started = time.perf_counter()
-        profile = load_kineto(path)
+        try:
+            profile = load_kineto(path)
+        except ProfileFormatError as error:  # a README or any other file that is not a trace
+            print(f"{path.name[:58]:<58} skipped: {error.problem}")
+            continue
         profile.correlation  # links every kernel to the op that launched it
         records = profile.records
         time_by = Counter()

@@ -5,12 +5,12 @@ import + correlate in at most 20 s and 1.5 GB peak RSS on a 2-core machine, grow
 For scale: PyProf's parse + prof took 136 s and 1.1-1.7 GB at 10000x.
 
 The exports are made with ../shared/tools/scale_nsys.py (the real export repeated N times back to
-back) in a temporary folder. Each size is measured in a fresh Python process, so no size inherits
+back; ``--scaler`` names another copy) in a temporary folder. Each size is measured in a fresh Python process, so no size inherits
 another's heap; peak RSS includes the interpreter and the imported package (torch), which the
 ``base`` column shows on its own. CPU seconds are printed beside wall seconds: other work on the
 machine inflates the wall clock, not the CPU time.
 
-    python benchmarks/import_speed.py [--sizes 10,100,1000,20000] [--keep DIR]
+    python benchmarks/import_speed.py [--sizes 10,100,1000,20000] [--keep DIR] [--scaler PATH]
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ import time
 from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[1]
-_SHARED = Path(os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data")).parent
-_SOURCE = _SHARED / "data" / "nsys" / "nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite"
-_SCALER = _SHARED / "tools" / "scale_nsys.py"
+_DATA = Path(os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data"))
+_SOURCE = _DATA / "nsys" / "nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite"
+_SCALER = _REPO.parent / "shared" / "tools" / "scale_nsys.py"
+#: Kernels in _SOURCE (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL): a scaled export holds N times as many.
+_SOURCE_KERNELS = 46
 GOAL_SECONDS, GOAL_MB, GOAL_SIZE = 20.0, 1500, 20000
 
 
@@ -58,11 +60,16 @@ def _measure(path: str) -> dict:
     }
 
 
-def _scaled(copies: int, folder: Path) -> Path:
+def _scaled(copies: int, folder: Path, scaler: Path) -> Path:
+    """The export scaled ``copies`` times, made once: scale_nsys.py writes into its output as it goes, so
+    it writes a temporary name that is renamed when complete; an interrupted run leaves no export that
+    a later ``--keep`` run would time as N copies."""
     out = folder / f"emitnvtx_x{copies}.sqlite"
     if not out.exists():
-        subprocess.run([sys.executable, str(_SCALER), str(_SOURCE), str(out), "--copies", str(copies)],
+        partial = out.with_suffix(".partial")
+        subprocess.run([sys.executable, str(scaler), str(_SOURCE), str(partial), "--copies", str(copies), "--force"],
                        check=True, capture_output=True)
+        partial.replace(out)
     return out
 
 
@@ -76,14 +83,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000,20000", help="comma-separated copy counts")
     parser.add_argument("--keep", help="make and keep the scaled exports in this folder (else a temporary one)")
+    parser.add_argument("--scaler", type=Path, default=_SCALER, help=f"scale_nsys.py (default: {_SCALER})")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(_measure(args.child)))
         return 0
-    for needed in (_SOURCE, _SCALER):
+    for needed, how in ((_SOURCE, "set PYPROF_LIVE_TEST_DATA to the recordings folder"), (args.scaler, "use --scaler")):
         if not needed.is_file():
-            print(f"{needed}: not found (set PYPROF_LIVE_TEST_DATA to ../shared/data)", file=sys.stderr)
+            print(f"{needed}: not found ({how})", file=sys.stderr)
             return 2
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="pyprof_live_nsys_") as tmp:
@@ -94,7 +102,11 @@ def main() -> int:
               f" {'us/kernel':>9} {'growth':>7} {'peak':>6} {'base':>5}")
         previous = None
         for copies in sizes:
-            r = _run_child(_scaled(copies, folder))
+            r = _run_child(_scaled(copies, folder, args.scaler))
+            if r["kernels"] != copies * _SOURCE_KERNELS:
+                print(f"{copies:>7}: the scaled export holds {r['kernels']} kernels, not {copies * _SOURCE_KERNELS}: "
+                      "remove it and run again", file=sys.stderr)
+                return 1
             per_kernel = 1e6 * r["total_cpu_s"] / r["kernels"]
             # Linear growth: CPU time per kernel stays the same from one size to the next (ratio ~1).
             growth = f"{per_kernel / previous:7.2f}" if previous else f"{'-':>7}"
