@@ -404,9 +404,9 @@ def test_start_stop_again_keeps_ids_steps_and_sequence_numbers_distinct():
 
 
 def test_nested_tensors_do_not_break_the_users_code():
-    nested = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # torch: "nested tensors are a prototype"
+        nested = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)])
         expected = (nested * 2).to_padded_tensor(0.0)
         with pyprof_live.profile() as p:
             got = (nested * 2).to_padded_tensor(0.0)
