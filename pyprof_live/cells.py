@@ -60,7 +60,7 @@ def params_text(op) -> str:
     """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params.
 
     Memoised: a training step repeats the same calls, step after step."""
-    key = (op.name, op.overload, op.inputs, op.kwargs)
+    key = (op.name, op.overload, op.inputs, op.kwargs, tuple(map(type, op.inputs)))  # 1 == 1.0 == True
     try:
         text = _params_texts.get(key)
     except TypeError:  # an unhashable value inside the arguments

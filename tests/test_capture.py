@@ -413,3 +413,11 @@ def test_nested_tensors_do_not_break_the_users_code():
     assert torch.equal(got, expected)
     mul = [op for op in p.records.ops if op.name == "aten::mul"]
     assert mul and mul[0].inputs[0] == "nested tensor torch.float32"
+
+
+def test_equal_scalars_of_different_types_keep_their_type():
+    with pyprof_live.profile() as p:
+        torch.full((2,), 1.0)
+        torch.full((2,), 1)
+        torch.full((2,), True)
+    assert [type(op.inputs[1]) for op in p.records.ops] == [float, int, bool]

@@ -43,7 +43,9 @@ def _watch_first_compile(callback) -> None:
     @functools.wraps(original)
     def compile_then_watch(*args, **kwargs):
         compiled = original(*args, **kwargs)
-        if not watching and "torch._dynamo.convert_frame" in sys.modules:
+        # A reference kept past stop() (compile = torch.compile inside the profile) must not watch again.
+        still_watched = any(value is original for _, _, value in _restore)
+        if still_watched and not watching and "torch._dynamo.convert_frame" in sys.modules:
             watching.append(True)
             watch(callback)
         return compiled

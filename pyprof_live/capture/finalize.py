@@ -64,7 +64,8 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
         info = op_infos[raw[R_OP_INFO]]
         tid = raw[R_TID]
         base = start_peek if tid == start_tid else 0
-        key = (raw[R_ARGS], raw[R_KWARGS])
+        # Types are part of the key: 1, 1.0 and True are equal (and hash alike) but print differently.
+        key = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])))
         try:
             args_kw = converted.get(key)
         except TypeError:  # an unhashable argument (a nested list): convert without sharing
