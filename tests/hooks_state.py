@@ -1,5 +1,6 @@
 """A snapshot of every global hook pyprof_live may install, to check none outlives a profile."""
 
+import sys
 import threading
 
 import torch
@@ -8,6 +9,7 @@ from torch.nn.modules import module as nn_module
 from torch.utils import checkpoint
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
+from pyprof_live import live
 from pyprof_live.capture.annotations import sink
 
 
@@ -22,4 +24,6 @@ def hooks_state() -> dict:
         "sink": sink.session,
         "profiler": torch.autograd.profiler._is_profiler_enabled,
         "torch_compile": torch.compile,
+        "active_profiles": tuple(live._active),
+        "dynamo_skip_hook": getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None),
     }
