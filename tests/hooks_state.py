@@ -25,5 +25,7 @@ def hooks_state() -> dict:
         "profiler": torch.autograd.profiler._is_profiler_enabled,
         "torch_compile": torch.compile,
         "active_profiles": tuple(live._active),
-        "dynamo_skip_hook": getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None),
+        "dynamo_skip_hook_is_ours": getattr(
+            getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
+        ) == "pyprof_live.capture.compiled",
     }
