@@ -15,7 +15,7 @@ import warnings
 from dataclasses import dataclass
 
 import torch
-from torch.utils._python_dispatch import _pop_mode, _push_mode
+from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode, _push_mode
 
 from .capture import annotations, callsite, compiled
 from .capture.context import context
@@ -78,6 +78,7 @@ class LiveProfile(Profile):
         self._recorder: OpRecorder | None = None
         self._gpu = None
         self._thread_profile_hook = None
+        self._mode_pushed = False  # the op hook is on the starting thread's dispatch-mode stack
         self._scopes = FunctionScopes()
         self._start_peek = 0
         self._start_tid = 0
@@ -124,7 +125,6 @@ class LiveProfile(Profile):
             annotations.sink.session = self
             self._thread_profile_hook = threading.getprofile()
             threading.setprofile(self._enter_new_thread)
-            _push_mode(self._recorder)
             self._step_start = _now()
             self._ops_at_step_start = 0
             self._set_recording(self.steps is None or self._step in self.steps)
@@ -158,9 +158,18 @@ class LiveProfile(Profile):
         self._set_recording(self.steps is None or self._step in self.steps)
 
     def _set_recording(self, on: bool) -> None:
+        """Record or not; between recorded steps the op hook is taken off this thread's mode stack, so
+        those steps run at full speed (it stays, inert, if another mode was pushed above it)."""
         self.recording = on
-        if self._recorder is not None:
-            self._recorder.recording = on
+        recorder = self._recorder
+        if recorder is not None:
+            recorder.recording = on
+            if on and not self._mode_pushed:
+                _push_mode(recorder)
+                self._mode_pushed = True
+            elif not on and self._mode_pushed and _get_current_dispatch_mode() is recorder:
+                _pop_mode()
+                self._mode_pushed = False
         if self._gpu is not None:
             self._gpu.set_recording(on)  # GPU work of steps not recorded is dropped too
 
@@ -174,7 +183,7 @@ class LiveProfile(Profile):
         self._recorder = None
         self.recording = False
         removals = [
-            lambda: self._pop_recorder(recorder),
+            lambda: self._take_off(recorder),
             lambda: threading.setprofile(self._thread_profile_hook),
             lambda: setattr(annotations.sink, "session", None),
             compiled.unwatch,
@@ -193,15 +202,16 @@ class LiveProfile(Profile):
         if error is not None:
             raise error
 
-    @staticmethod
-    def _pop_recorder(recorder) -> None:
+    def _take_off(self, recorder) -> None:
         if recorder is None:
             return
         recorder.detach()  # threads started while recording keep it on their stack: make it inert
-        try:
-            _pop_mode()
-        except Exception:  # the user's code left the mode stack broken; the recorder is inert now
-            pass
+        if self._mode_pushed:
+            self._mode_pushed = False
+            try:
+                _pop_mode()
+            except Exception:  # the user's code left the mode stack broken; the recorder is inert now
+                pass
 
     def _enter_new_thread(self, frame, event, arg):
         """Runs first in each thread started while recording: put the op hook on that thread too.

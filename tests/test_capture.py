@@ -10,6 +10,7 @@ import nvtx
 import pytest
 import torch
 import torch.nn as nn
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils.checkpoint import checkpoint
 
 import pyprof_live
@@ -271,10 +272,13 @@ def test_hundred_profiles_in_a_row_each_start_at_sequence_zero():
 
 
 def test_step_schedule_records_only_chosen_steps():
+    hooked = []
     with pyprof_live.profile(steps=[1]) as p:
         for step in range(3):
+            hooked.append(_get_current_dispatch_mode() is not None)
             torch.full((2,), float(step)).sum()
             p.step()
+    assert hooked == [False, True, False]  # steps not recorded run without the op hook
     ops = _ops(p)
     assert [op.name for op in ops] == ["aten::full", "aten::sum"]
     assert [op.inputs[1] for op in ops if op.name == "aten::full"] == [1.0]
