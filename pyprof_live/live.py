@@ -300,9 +300,9 @@ class LiveProfile(Profile):
         if gpu_capture is not None:
             widen_thread_ids(gpu_capture, {op.tid for op in self.records.ops})
             for name in ("apis", "kernels", "memops"):
-                getattr(self.records, name).extend(getattr(gpu_capture, name))
+                getattr(self.records, name).extend(getattr(gpu_capture.records, name))
             known = {d.id for d in self.records.devices}
-            self.records.devices.extend(d for d in gpu_capture.devices if d.id not in known)
+            self.records.devices.extend(d for d in gpu_capture.records.devices if d.id not in known)
             self.meta.update(gpu_capture.meta)
             if gpu_capture.incomplete:
                 self.meta["warnings"].append(f"GPU data is incomplete: {gpu_capture.incomplete}")

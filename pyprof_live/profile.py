@@ -7,29 +7,15 @@ correlation or formula also applies to old saved profiles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .columns import COLUMN_NAMES, DEFAULT_COLUMNS
 from .errors import ColumnError
-from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord
+from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
 VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
-
-
-@dataclass
-class Records:
-    """The raw record lists of one profile (see records.py), as every source fills them."""
-
-    ops: list = field(default_factory=list)
-    apis: list = field(default_factory=list)
-    kernels: list = field(default_factory=list)
-    memops: list = field(default_factory=list)
-    ranges: list = field(default_factory=list)
-    devices: list = field(default_factory=list)
 
 
 class Profile:

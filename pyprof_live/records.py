@@ -163,6 +163,18 @@ class DeviceInfo:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass
+class Records:
+    """The raw record lists of one profile (see records.py), as every source fills them."""
+
+    ops: list = field(default_factory=list)
+    apis: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    memops: list = field(default_factory=list)
+    ranges: list = field(default_factory=list)
+    devices: list = field(default_factory=list)
+
+
 #: Every record list a Profile holds, in the order save files and importers use.
 RECORD_TYPES = {
     "ops": OpRecord,

@@ -184,8 +184,8 @@ class Trace:
 
     def profile(self, capture) -> Profile:
         """The ops with what the backend captured, ready for correlation."""
-        return Profile(ops=list(self.ops), apis=capture.apis, kernels=capture.kernels, memops=capture.memops,
-                       devices=capture.devices, meta={"source": "replay", **capture.meta})
+        return Profile(ops=list(self.ops), apis=capture.records.apis, kernels=capture.records.kernels, memops=capture.records.memops,
+                       devices=capture.records.devices, meta={"source": "replay", **capture.meta})
 
 
 def load_trace(path) -> Trace:

@@ -165,7 +165,7 @@ def test_missing_driver_turns_the_real_cupti_error_into_one_warning(cuda_visible
     backend.push(3)
     backend.pop()  # inert, not raising
     capture = backend.stop()
-    assert capture.kernels == [] and capture.incomplete == ""
+    assert capture.records.kernels == [] and capture.incomplete == ""
     assert capture.meta["gpu"]["backend"] == "none" and "libcuda.so.1" in capture.meta["gpu"]["reason"]
     assert cupti_backend._owner is None
 
@@ -273,7 +273,7 @@ def test_start_enables_our_kinds_and_stop_disables_them_and_leaves_no_id_pushed(
     assert process.enabled == set() and cupti_backend._owner is None
     assert all(not stack for stack in process.stacks.values())
     # 4 launches, each with op id 0 pushed; the stop's sentinel synchronise is not reported.
-    assert [(a.correlation, a.external_id) for a in capture.apis] == [(1, 0), (2, 0), (3, 0), (4, 0)]
+    assert [(a.correlation, a.external_id) for a in capture.records.apis] == [(1, 0), (2, 0), (3, 0), (4, 0)]
     assert capture.incomplete == "" and capture.meta["gpu"]["backend"] == "cupti"
 
 
@@ -295,8 +295,8 @@ def test_work_launched_while_not_recording_is_dropped():
     backend.set_recording(True)
     launch(3)
     capture = backend.stop()
-    assert [a.correlation for a in capture.apis] == [1, 3]
-    assert [k.name for k in capture.kernels] == ["k1", "k3"]
+    assert [a.correlation for a in capture.records.apis] == [1, 3]
+    assert [k.name for k in capture.records.kernels] == ["k1", "k3"]
 
 
 def test_live_profile_links_every_pushed_id_to_its_kernel(replay_backend_in_live):
@@ -342,7 +342,7 @@ def test_torch_profiler_run_inside_ours_marks_our_capture_incomplete():
     capture = ours.stop()
     assert capture.incomplete.startswith("another CUPTI client (torch.profiler, or a tool attached to the process) "
                                          "took CUPTI over")
-    assert [a.correlation for a in capture.apis] == [1]
+    assert [a.correlation for a in capture.records.apis] == [1]
 
 
 def test_torch_profiler_still_running_at_our_stop_keeps_cupti():
@@ -410,11 +410,11 @@ def test_a_launch_on_a_thread_python_does_not_list_links_by_its_ops_thread_id():
     capture = backend.stop()
     assert seen["tid"] not in {t.ident for t in threading.enumerate()}
     assert seen["tid"] > 0xFFFFFFFF  # pthread_self is an address: CUPTI's 32 bits lose the top
-    (launch,) = capture.apis
+    (launch,) = capture.records.apis
     assert launch.tid == seen["tid"] & 0xFFFFFFFF and launch.external_id == NO_LINK
     op = OpRecord("aten::mm", seen["start"], seen["end"], tid=seen["tid"])
     widen_thread_ids(capture, {op.tid})
-    profile = Profile(ops=[op], apis=capture.apis, kernels=capture.kernels)
+    profile = Profile(ops=[op], apis=capture.records.apis, kernels=capture.records.kernels)
     correlate(profile)
     assert launch.tid == op.tid and profile.records.kernels[0].op == 0
 

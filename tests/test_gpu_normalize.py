@@ -22,7 +22,7 @@ from pyprof_live.gpu.normalize import (  # noqa: E402
     memset_record,
 )
 from pyprof_live.profile import Profile  # noqa: E402
-from pyprof_live.records import NO_LINK, OpRecord  # noqa: E402
+from pyprof_live.records import NO_LINK, OpRecord, Records  # noqa: E402
 
 K = cupti.ActivityKind
 CUSTOM2 = int(cupti.ExternalCorrelationKind.CUSTOM2)
@@ -184,13 +184,14 @@ def captured_run():
     sink.add(second_buffer)
     sink.add(first_buffer)
     clock = ClockMap(ClockSample(OFFSET + 1_000, 1_000, 0), ClockSample(OFFSET + 9_000, 9_000, 0))
-    capture = GpuCapture(*finish(sink, clock.to_host))
+    apis, kernels, memops = finish(sink, clock.to_host)
+    capture = GpuCapture(Records(apis=apis, kernels=kernels, memops=memops))
     ops = [
         OpRecord("aten::addmm", 1_000, 2_000, tid=ENGINE, external_id=0),
         OpRecord("aten::relu", 2_100, 2_500, tid=ENGINE, external_id=1),
     ]
     widen_thread_ids(capture, {op.tid for op in ops})  # as the live profile does with its ops
-    return Profile(ops=ops, apis=capture.apis, kernels=capture.kernels, memops=capture.memops)
+    return Profile(ops=ops, apis=capture.records.apis, kernels=capture.records.kernels, memops=capture.records.memops)
 
 
 def by_correlation(items):
@@ -241,10 +242,10 @@ def test_graph_replays_and_communication_are_described():
 
 def test_thread_ids_are_widened_only_where_one_op_thread_matches():
     twin = ENGINE + (1 << 32)  # same low 32 bits as ENGINE
-    capture = GpuCapture(apis=[api_record(api(LAUNCH, 0, 1, 1, thread=ENGINE & 0xFFFFFFFF)),
-                               api_record(api(LAUNCH, 0, 1, 2, thread=OTHER_THREAD))])
+    capture = GpuCapture(Records(apis=[api_record(api(LAUNCH, 0, 1, 1, thread=ENGINE & 0xFFFFFFFF)),
+                                       api_record(api(LAUNCH, 0, 1, 2, thread=OTHER_THREAD))]))
     widen_thread_ids(capture, [ENGINE, 0x7F3A_0000_0001])
-    assert [a.tid for a in capture.apis] == [ENGINE, OTHER_THREAD]
-    ambiguous = GpuCapture(apis=[api_record(api(LAUNCH, 0, 1, 1))])
+    assert [a.tid for a in capture.records.apis] == [ENGINE, OTHER_THREAD]
+    ambiguous = GpuCapture(Records(apis=[api_record(api(LAUNCH, 0, 1, 1))]))
     widen_thread_ids(ambiguous, [ENGINE, twin])
-    assert ambiguous.apis[0].tid == ENGINE & 0xFFFFFFFF  # two candidates: which one launched is unknown
+    assert ambiguous.records.apis[0].tid == ENGINE & 0xFFFFFFFF  # two candidates: which one launched is unknown

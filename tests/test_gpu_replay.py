@@ -78,8 +78,8 @@ def agreement(path, process=None) -> dict:
     trace, capture, profile = replay(path, process)
     events = [e for e in read_trace_events(path) if e.get("ph") == "X"]
     links = reference_links(events)
-    counts = {"kernels": len(capture.kernels), "memops": len(capture.memops)}
-    for group, items in (("kernel", capture.kernels), ("memop", capture.memops)):
+    counts = {"kernels": len(capture.records.kernels), "memops": len(capture.records.memops)}
+    for group, items in (("kernel", capture.records.kernels), ("memop", capture.records.memops)):
         linked = [(item, links[(group, item.correlation)]) for item in items if (group, item.correlation) in links]
         judged = [(item, want) for item, want in linked if want is not None]
         counts[f"{group}_links"] = len(judged)
@@ -89,7 +89,7 @@ def agreement(path, process=None) -> dict:
         counts[f"{group}_outside_dispatcher_ops"] = len(linked) - len(judged)
         counts[f"{group}_outside_but_attributed"] = sum(1 for item, want in linked if want is None and item.op != NO_LINK)
     counts["clock_error_ns"] = max(
-        [abs(a.start - s) for a, s in _api_starts(events, capture.apis)], default=0)
+        [abs(a.start - s) for a, s in _api_starts(events, capture.records.apis)], default=0)
     counts["clock_uncertainty_ns"] = capture.meta["gpu"]["clock_uncertainty_ns"]
     return counts
 
@@ -154,7 +154,7 @@ def test_replay_keeps_kernels_without_a_launch_unattributed(shared_data):
     # qwen: 1465 kernels, of which 436 have a correlation no runtime call in the file carries.
     _trace, capture, profile = replay(shared_data / "kineto" / "tracelens_qwen1.5-0.5b_h100_infer.json.gz")
     assert profile.correlation.kernels == 1465
-    assert sum(1 for k in capture.kernels if k.launch == NO_LINK) == 436
+    assert sum(1 for k in capture.records.kernels if k.launch == NO_LINK) == 436
     assert profile.correlation.kernels_unattributed == 436
 
 
@@ -227,14 +227,14 @@ def test_small_trace_replay_links_each_kernel_like_kineto(tmp_path):
                       "memop_outside_but_attributed": 0, "clock_error_ns": counts["clock_error_ns"],
                       "clock_uncertainty_ns": counts["clock_uncertainty_ns"]}
     trace, capture, profile = replay(path)
-    op_names = {k.name: (profile.records.ops[k.op].name if k.op != NO_LINK else None) for k in capture.kernels}
+    op_names = {k.name: (profile.records.ops[k.op].name if k.op != NO_LINK else None) for k in capture.records.kernels}
     assert op_names == {"gemm": "aten::addmm", "relu_kernel": "aten::relu", "mm_kernel": "aten::mm",
                         "bwd_kernel": None, "orphan": None}
     # relu's call at t=100 (= linear's end) is relu's: an op starting with the call contains it.
-    memcpy = capture.memops[0]
+    memcpy = capture.records.memops[0]
     assert (memcpy.copy_kind, memcpy.bytes, profile.records.ops[memcpy.op].name) == ("HtoD", 64, "aten::copy_")
-    assert {a.name for a in capture.apis} == {"cudaLaunchKernel", "cudaMemcpyAsync"}
-    assert sorted(a.start for a in capture.apis) == pytest.approx([20_000, 100_000, 220_000, 260_000, 410_000],
+    assert {a.name for a in capture.records.apis} == {"cudaLaunchKernel", "cudaMemcpyAsync"}
+    assert sorted(a.start for a in capture.records.apis) == pytest.approx([20_000, 100_000, 220_000, 260_000, 410_000],
                                                                   abs=counts["clock_uncertainty_ns"])
 
 

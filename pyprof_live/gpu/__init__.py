@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 import torch
 
 from ..errors import GpuUnavailableError
+from ..records import Records
 
 
 @dataclass
 class GpuCapture:
-    apis: list = field(default_factory=list)
-    kernels: list = field(default_factory=list)
-    memops: list = field(default_factory=list)
-    devices: list = field(default_factory=list)
+    """What a backend collected: API calls, kernels, memcpy/memset and devices (no ops, no ranges)."""
+
+    records: Records = field(default_factory=Records)
     meta: dict = field(default_factory=dict)
     #: Why the capture may miss GPU work (another CUPTI user took over, records were dropped), or "".
     incomplete: str = ""
@@ -54,7 +54,7 @@ def widen_thread_ids(capture: GpuCapture, op_tids) -> None:
     for tid in op_tids:
         widths.setdefault(tid & 0xFFFFFFFF, set()).add(tid)
     wide = {low: tids.pop() for low, tids in widths.items() if len(tids) == 1}
-    for api in capture.apis:
+    for api in capture.records.apis:
         api.tid = wide.get(api.tid, api.tid)
 
 

@@ -27,7 +27,7 @@ import time
 import torch
 from cupti import cupti
 
-from ..records import DeviceInfo
+from ..records import DeviceInfo, Records
 from . import GpuCapture, report_unavailable
 from .clock import ClockMap, sample
 from .device_work import describe
@@ -227,7 +227,8 @@ class CuptiBackend:
         if notes:
             meta["gpu_notes"] = notes
         devices = {k.device for k in kernels} | {m.device for m in memops}
-        capture = GpuCapture(apis, kernels, memops, process.devices(devices), meta, incomplete)
+        capture = GpuCapture(Records(apis=apis, kernels=kernels, memops=memops, devices=process.devices(devices)),
+                             meta, incomplete)
         self.sink = None
         return capture
 
