@@ -9,7 +9,7 @@
                                     # work launched while not recording is left out
     capture = backend.stop()        # after the run: synchronises, flushes, returns GpuCapture
 
-``GpuCapture`` holds ApiRecord / KernelRecord / MemoryRecord / DeviceInfo lists whose timestamps are
+``GpuCapture.records`` holds ApiRecord / KernelRecord / MemoryRecord / DeviceInfo lists whose timestamps are
 already on the host clock of the op records (``time.perf_counter_ns``) and whose ``external_id``
 fields carry the pushed ids, so ``correlate.py`` links them like any imported profile. Its ``meta``
 goes into ``Profile.meta``: ``gpu`` (backend, clock alignment, counts), ``gpu_graph_replays`` and
