@@ -31,7 +31,8 @@ COLUMNS = (
            "(torch.nn.functional, Tensor, a wrapped class), else '-'"),
     Column("op", "Op", False, "innermost op the source can see (live: the aten op, aten::addmm)"),
     Column("kernel", "Kernel", False, "short GPU kernel name (memcpy/memset shown as [memcpy HtoD] / [memset])"),
-    Column("params", "Params", False, "input shapes and dtypes, then non-tensor arguments (stride, padding, dim, alpha...)"),
+    Column("params", "Params", False, "input shapes and dtypes, then non-tensor arguments (stride, padding, dim, alpha...); "
+           "from the nearest enclosing op that recorded them when the op itself did not"),
     Column("sil", "Sil(ns)", True, "device time of the kernel in ns (silicon time; never host time)"),
     Column("tc", "TC", False, "1 = the kernel used tensor cores, 0 = it did not, '-' = cannot tell / no kernel"),
     Column("device", "Device", True, "GPU index"),

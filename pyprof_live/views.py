@@ -62,7 +62,11 @@ def _op_cells(ops, i: int, wanted) -> dict:
         "module": op.module or None,
     }
     if "params" in wanted:
-        cells_["params"] = cells.params_text(op) or None
+        # An emit_nvtx op without `sizes` shows its PyProf marker's arguments, as PyProf did.
+        source = op
+        while not source.inputs and source.parent != NO_LINK:
+            source = ops[source.parent]
+        cells_["params"] = cells.params_text(source) or None
     if "ops" in wanted or "altseq" in wanted:
         chain = _chain(ops, i)
         names = [ops[j].name for j in chain]
