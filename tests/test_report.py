@@ -194,3 +194,12 @@ def test_params_show_keyword_arguments_once_whichever_layout_the_source_uses():
     assert params_text(live) == "[4,6]fp32 dim=-1"
     assert params_text(imported) == "[4,6]fp32 chunks=3 dim=-1"
     assert params_text(appended) == "[4,6]fp32 [4,6]fp32 [4,6]fp32 beta=0.5 alpha=2"
+
+
+def test_an_op_without_arguments_shows_its_enclosing_ops_params():
+    """nvprof/nsys: the emit_nvtx op has no sizes; the PyProf marker around it has the arguments."""
+    x = TensorMeta((35, 20), "int64")
+    marker = OpRecord("embedding", 0, 100, kind="function", mod="torch", inputs=(TensorMeta((8, 4), "float32"), x))
+    inner = OpRecord("aten::embedding", 10, 90)
+    rows = Profile(ops=[marker, inner]).kernel_view(columns=("op", "mod", "params")).rows
+    assert [(r["op"], r["mod"], r["params"]) for r in rows] == [("aten::embedding", "torch", "[8,4]fp32 [35,20]int64")]
