@@ -151,13 +151,18 @@ def _ns(us) -> int:
     return int(us * 1000)
 
 
+def _syncs_in_step(path, step_name: str) -> list:
+    """The trace's *Synchronize runtime calls that start inside the named ProfilerStep (independent scan)."""
+    events = _kineto_events(path)
+    step = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == step_name)
+    start, end = _ns(step["ts"]), _ns(step["ts"] + step["dur"])
+    return [e for e in events if e.get("cat") == "cuda_runtime" and e["name"].endswith("Synchronize")
+            and start <= _ns(e["ts"]) < end]
+
+
 def test_qwen_trace_host_syncs(shared_data):
     path = shared_data / "kineto" / "tracelens_qwen1.5-0.5b_h100_infer.json.gz"
-    events = _kineto_events(path)
-    step = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == "ProfilerStep#6")
-    start, end = _ns(step["ts"]), _ns(step["ts"] + step["dur"])
-    syncs = [e for e in events if e.get("cat") == "cuda_runtime" and e["name"].endswith("Synchronize")
-             and start <= _ns(e["ts"]) < end]
+    syncs = _syncs_in_step(path, "ProfilerStep#6")
     # In the step: cudaDeviceSynchronize 14,102.53 us and cudaStreamSynchronize 7.69 us (the .item() of
     # aten::is_nonzero); a second cudaDeviceSynchronize starts after the step ends.
     rows = _rows(pyprof_live.load(path))
@@ -214,11 +219,7 @@ def test_resnet50_v100_fp32_convolutions_and_dataloader(shared_data):
 @pytest.mark.e2e
 def test_owlv2_h100_syncs_alignment_and_hotspots(shared_data):
     path = shared_data / "kineto" / "tracelens_owlv2_h100_infer.json.gz"
-    events = _kineto_events(path)
-    step = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == "ProfilerStep#6")
-    start, end = _ns(step["ts"]), _ns(step["ts"] + step["dur"])
-    syncs = [e for e in events if e.get("cat") == "cuda_runtime" and e["name"].endswith("Synchronize")
-             and start <= _ns(e["ts"]) < end]
+    syncs = _syncs_in_step(path, "ProfilerStep#6")
     rows = _rows(pyprof_live.load(path))
     assert rows["host-sync"]["at_stake"] == sum(_ns(e["dur"]) for e in syncs)
     assert rows["host-sync"]["where"].startswith("aten::to > aten::copy_: cudaStreamSynchronize x80")
