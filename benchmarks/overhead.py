@@ -4,6 +4,11 @@ Configurations (each runs the same ITERS training steps, timed end to end includ
 profiler's own teardown and, where stated, building the report):
   plain                      no profiler
   no-op TorchDispatchMode    a dispatch mode that records nothing: the floor of any such recorder
+  lean recorder              a dispatch mode that keeps only what the issue requires at the least
+                             (op, input/output shapes and dtypes, autograd counter, host times),
+                             no records built, no report: the floor of a recorder that records shapes
+  lean recorder + lines      the same, then one text line per op (name, shapes, host time): the
+                             floor of "capture + a per-op report"
   torch.profiler shapes      record_shapes=True
   torch.profiler shapes+stack record_shapes=True, with_stack=True, + key_averages(...).table()
   pyprof_live                stack_depth=0 (no call sites)
@@ -24,6 +29,9 @@ from pathlib import Path
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+_now = time.perf_counter_ns
+_peek_seq = torch._C._autograd._get_sequence_nr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyprof_live  # noqa: E402
@@ -46,6 +54,44 @@ def run_noop_mode(step, iters):
     with _NoopMode():
         for _ in range(iters):
             step()
+
+
+def _meta(value):
+    """Shape and dtype of a tensor or of each tensor in a list; other values as they are."""
+    if isinstance(value, torch.Tensor):
+        return (tuple(value.shape), value.dtype)
+    if isinstance(value, (list, tuple)):
+        return [(tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else v for v in value]
+    return value
+
+
+class _LeanRecorder(TorchDispatchMode):
+    """The least a shape-recording profiler can keep per op: one flat tuple, nothing derived."""
+
+    def __init__(self):
+        super().__init__()
+        self.raw = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        seq = _peek_seq()
+        start = _now()
+        out = func(*args, **kwargs) if kwargs else func(*args)
+        end = _now()
+        self.raw.append((
+            func,
+            [_meta(a) for a in args],
+            _meta(out),
+            seq, start, end,
+        ))
+        return out
+
+
+def run_lean_recorder(step, iters, lines=False):
+    with _LeanRecorder() as recorder:
+        for _ in range(iters):
+            step()
+    if lines:
+        "\n".join(f"{func.__name__} {args} {out} {end - start}" for func, args, out, _, start, end in recorder.raw)
 
 
 def run_torch_profiler(step, iters, with_stack=False):
@@ -93,6 +139,8 @@ def run_pyprof_live_id_push(step, iters):
 CONFIGS = {
     "plain": run_plain,
     "no-op TorchDispatchMode (floor)": run_noop_mode,
+    "lean recorder (floor with shapes)": run_lean_recorder,
+    "lean recorder + one line per op": lambda s, n: run_lean_recorder(s, n, lines=True),
     "torch.profiler shapes": run_torch_profiler,
     "torch.profiler shapes+stack+table": lambda s, n: run_torch_profiler(s, n, with_stack=True),
     "pyprof_live": run_pyprof_live,
