@@ -58,21 +58,32 @@ def render_csv(rows, columns) -> str:
 
 
 def render_columns(rows, columns, width: int | None) -> str:
-    values = [[r.get(c) for c in columns] for r in rows]
-    by_column = list(zip(*values)) if values else [()] * len(columns)
-    numeric = [bool(col) and all(map(_is_number, col)) for col in by_column]
-    table = [[cell(v) for v in row] for row in values]
+    # Column by column: a column's value types decide both its alignment and how its text is made,
+    # so whole columns of str or int convert in C instead of one cell() call per value.
+    by_column = list(zip(*[[r.get(c) for c in columns] for r in rows])) if rows else [()] * len(columns)
+    kinds = [set(map(type, col)) for col in by_column]
+    numeric = [bool(col) and _is_numeric(col, k) for col, k in zip(by_column, kinds)]
+    texts = [col if k <= _STR else tuple(map(str, col)) if k <= _INT else tuple(map(cell, col))
+             for col, k in zip(by_column, kinds)]
     heads = [header(c) for c in columns]
-    widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, zip(*table) if table else by_column)]
+    widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts)]
     if width is not None:
         widths = _fit(widths, heads, columns, numeric, width)
-        table = [[v if len(v) <= w else v[: max(w - 1, 0)] + "…" for v, w in zip(row, widths)] for row in table]
+        texts = [[v if len(v) <= w else v[: max(w - 1, 0)] + "…" for v in col] for col, w in zip(texts, widths)]
     line = "  ".join(f"{{:{'>' if n else '<'}{w}}}" for n, w in zip(numeric, widths)).format
-    return "\n".join([line(*heads).rstrip()] + [line(*row).rstrip() for row in table])
+    return "\n".join([line(*heads).rstrip()] + [line(*row).rstrip() for row in zip(*texts)])
 
 
-def _is_number(value) -> bool:
-    return value is None or type(value) in (int, float) or value == "na"
+_STR = {str}
+_INT = {int}
+_NUMBER_TYPES = {int, float, type(None)}
+
+
+def _is_numeric(col, kinds: set) -> bool:
+    """Numbers, '-' (None) and 'na' only: such a column is right-aligned and never cut."""
+    if kinds <= _NUMBER_TYPES:
+        return True
+    return kinds <= _NUMBER_TYPES | _STR and all(v == "na" for v in col if type(v) is str)
 
 
 def _fit(widths, heads, columns, numeric, width: int) -> list:
