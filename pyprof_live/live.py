@@ -84,6 +84,7 @@ class LiveProfile(Profile):
         self._start_tid = 0
         self._started_once = False
         self._last_peek: dict = {}  # tid -> autograd counter value last seen (finalize.py)
+        self._resyncs: list = []  # (raw op index, tid, counter value) where recording (re)started
         self._cap_hit = False
         self._frame_cache: dict = {}
 
@@ -113,8 +114,6 @@ class LiveProfile(Profile):
             peek = torch._C._autograd._get_sequence_nr()
             if not self._started_once:  # sequence numbers stay relative to the first start
                 self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
-            # Nodes numbered between two start/stop segments belong to no recorded op.
-            self._last_peek[threading.get_ident()] = peek
             context.__init__()  # a fresh thread context: no stale module/layer state from before
             self._module_names.install()
             self._scopes.install()
@@ -160,8 +159,12 @@ class LiveProfile(Profile):
     def _set_recording(self, on: bool) -> None:
         """Record or not; between recorded steps the op hook is taken off this thread's mode stack, so
         those steps run at full speed (it stays, inert, if another mode was pushed above it)."""
-        self.recording = on
         recorder = self._recorder
+        if on and not self.recording and recorder is not None:
+            # Nodes numbered while not recording (between start/stop segments, in steps not
+            # recorded) belong to no recorded op: numbering resumes from here (finalize.py).
+            self._resyncs.append((len(self.raw_ops), threading.get_ident(), torch._C._autograd._get_sequence_nr()))
+        self.recording = on
         if recorder is not None:
             recorder.recording = on
             if on and not self._mode_pushed:
@@ -282,8 +285,9 @@ class LiveProfile(Profile):
     def _finalize(self, gpu_capture) -> None:
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
         tuples are dropped (the records hold everything, and keeping both doubled the memory)."""
+        function_numbers = {(scope.tid, scope.seq) for scope in self.raw_functions if scope.seq >= 0}
         ops = build_op_records(self.raw_ops, self.op_infos, self._start_peek, self._start_tid, self._last_peek,
-                               self._frame_cache)
+                               self._frame_cache, function_numbers, self._resyncs)
         for scope in self.raw_functions:
             ops.append(OpRecord(
                 name=scope.name, start=scope.start, end=scope.end or _now(), tid=scope.tid, kind="function",
@@ -295,6 +299,7 @@ class LiveProfile(Profile):
         self.records.ops.extend(ops)
         self.records.ranges.extend(self.raw_ranges)
         self.raw_ops.clear()
+        self._resyncs.clear()
         self.raw_functions.clear()
         self.raw_ranges.clear()
         if gpu_capture is not None:

@@ -425,3 +425,61 @@ def test_equal_scalars_of_different_types_keep_their_type():
         torch.full((2,), 1)
         torch.full((2,), True)
     assert [type(op.inputs[1]) for op in p.records.ops] == [float, int, bool]
+
+
+def test_in_place_op_that_saves_its_input_owns_the_node_its_clone_saw_first():
+    """mul_ on a tensor that needs grad clones its input inside the autograd kernel: MulBackward0 is
+    numbered (1), then the clone's own node (2); the clone is dispatched first and sees both."""
+    x, y = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    with pyprof_live.profile() as p:
+        a = x + 1  # seq 0
+        a.mul_(y)
+        a.sum().backward()
+    ops = _ops(p)
+    assert [(op.name, op.seq) for op in ops if op.dir == "fwd" and op.seq >= 0] == [
+        ("aten::add", 0), ("aten::clone", 2), ("aten::mul_", 1), ("aten::sum", 3)]
+    mul_backward = [op for op in ops if op.node == "MulBackward0"]
+    assert len(mul_backward) == 2 and {_fwd_name(p, op) for op in mul_backward} == {"aten::mul_"}
+
+
+def test_ops_in_a_saved_tensor_pack_hook_leave_the_number_to_the_op_that_saves():
+    """Pack hooks run with grad disabled after mm's node is numbered, before mm is dispatched."""
+    w, x = torch.randn(4, 4, requires_grad=True), torch.randn(3, 4)
+    with pyprof_live.profile() as p:
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+            y = (x @ w).sum()
+        y.backward()
+    ops = _ops(p)
+    assert [(op.name, op.seq) for op in ops if op.dir == "fwd"] == [
+        ("aten::clone", -1), ("aten::mm", 0), ("aten::sum", 1), ("aten::ones_like", -1)]
+    mm_backward = [op for op in ops if op.node == "MmBackward0"]
+    assert len(mm_backward) == 2 and {_fwd_name(p, op) for op in mm_backward} == {"aten::mm"}
+
+
+def test_nodes_numbered_in_steps_not_recorded_belong_to_no_recorded_op():
+    w, x = torch.ones(3, requires_grad=True), torch.ones(3)
+    with pyprof_live.profile(steps=[1]) as p:
+        h = w.exp()  # step 0, not recorded: ExpBackward0 takes number 0 unseen
+        p.step()
+        x + 1  # creates no node: must not own exp's number
+        (h * 3).sum().backward()
+    ops = _ops(p)
+    assert [(op.name, op.seq) for op in ops if op.dir == "fwd"] == [
+        ("aten::add", -1), ("aten::mul", 1), ("aten::sum", 2), ("aten::ones_like", -1)]
+    # ExpBackward0's forward op ran in a step not recorded: its backward ops are tied to nothing.
+    exp_backward = [op for op in ops if op.node == "ExpBackward0"]
+    assert exp_backward and all(op.fwd == -1 for op in exp_backward)
+
+
+def test_a_thread_ident_reused_by_a_new_thread_restarts_its_counter():
+    """Python reuses the ident of a thread that ended; the new thread's counter starts at 0 again."""
+    from pyprof_live.capture.finalize import _SequenceNumbers
+    from pyprof_live.records import OpRecord
+
+    numbers = _SequenceNumbers(start_peek=100, start_tid=1, last_peek={1: 100}, function_numbers=set())
+    first = [OpRecord(name=n, start=0, end=0, tid=7, dir="fwd") for n in ("aten::exp", "aten::mul", "aten::sum")]
+    for op, peek in zip(first, (1, 2, 3)):  # the first thread: exp, mul, sum number nodes 0, 1, 2
+        numbers.assign(op, peek, grad=True, view_inplace=False, in_place=False)
+    sin = OpRecord(name="aten::sin", start=0, end=0, tid=7, dir="fwd")
+    numbers.assign(sin, 1, grad=True, view_inplace=False, in_place=False)  # a new thread, same ident
+    assert [op.seq for op in first] + [sin.seq] == [0, 1, 2, 0]

@@ -2,13 +2,24 @@
 
 Sequence numbers are assigned here, per thread, in call order. The rule (see api-brief §4.3):
 an op that runs with grad enabled and observes the thread's sequence counter advanced owns the
-last new number (autograd created its node just before dispatching it). Two cases the naive rule
-gets wrong are handled: an in-place op on a view gets its CopySlices node only after it returns,
-so the NEXT advance starts with its number; and numbers taken while grad is disabled belong to an
-enclosing custom autograd Function, which has its own record.
+last new number (autograd created its node just before dispatching it). The cases the naive rule
+gets wrong, each with a test in tests/test_capture.py:
+- an in-place op on a view gets its CopySlices node only after it returns, so the NEXT advance
+  starts with its number;
+- an in-place op that must save its input first clones it inside its autograd kernel: the clone
+  sees both numbers and owns the last; the in-place op, dispatched next, owns the one before;
+- a custom autograd Function numbers its node before its forward runs: that number is the
+  Function record's, never an op's;
+- ops with grad disabled (a Function's forward, a saved-tensor pack hook) own no number and leave
+  the advance they saw to the next op that runs with grad enabled;
+- a thread whose counter went down is a new thread that reused the ident: its counter restarted;
+- steps that ``profile(steps=...)`` does not record advance the counter unseen: recording
+  resumes from the counter's value at that moment (``resyncs``).
 """
 
 from __future__ import annotations
+
+from collections import defaultdict
 
 import torch
 
@@ -49,21 +60,27 @@ def to_arg(value):
 
 
 def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_peek: dict,
-                     frame_cache: dict) -> list[OpRecord]:
+                     frame_cache: dict, function_numbers=frozenset(), resyncs=()) -> list[OpRecord]:
     """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend.
 
     ``last_peek`` (tid -> counter value seen last on that thread) carries over between start/stop
-    segments; a thread not in it starts from its counter's origin.
+    segments; a thread not in it starts from its counter's origin. ``function_numbers``: (tid,
+    number) of the custom autograd Functions' nodes. ``resyncs``: (raw index, tid, counter value)
+    where recording resumed after steps that were not recorded.
     """
     records = []
-    pending_copy_slices: dict = {}  # tid -> record of an in-place-on-view op awaiting its number
+    numbers = _SequenceNumbers(start_peek, start_tid, last_peek, function_numbers)
+    resync_at = defaultdict(list)
+    for index, tid, peek in resyncs:
+        resync_at[index].append((tid, peek))
     # Training steps repeat the same arguments; converting each distinct tuple once also lets the
     # records share their argument tuples.
     converted: dict = {}
-    for raw in raw_ops:
+    for index, raw in enumerate(raw_ops):
+        for tid, peek in resync_at.get(index, ()):
+            numbers.resync(tid, peek)
         info = op_infos[raw[R_OP_INFO]]
         tid = raw[R_TID]
-        base = start_peek if tid == start_tid else 0
         # Types are part of the key: 1, 1.0 and True are equal (and hash alike) but print differently.
         key = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])))
         try:
@@ -96,24 +113,55 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
             param=param,
             external_id=raw[R_ID],
         )
-        peek = raw[R_PEEK]
-        previous = last_peek.get(tid, base)  # the profile's start thread is in it from start()
-        if peek > previous:
-            first_new = previous
-            waiting = pending_copy_slices.pop(tid, None)
-            if waiting is not None:
-                waiting.seq = first_new - base
-                first_new += 1
-            if first_new < peek and raw[R_GRAD] and record.dir != "bwd":
-                record.seq = peek - 1 - base
-        else:
-            pending_copy_slices.pop(tid, None)
-        last_peek[tid] = peek
-        if raw[R_VIEW_INPLACE]:
-            pending_copy_slices[tid] = record
+        numbers.assign(record, raw[R_PEEK], raw[R_GRAD], raw[R_VIEW_INPLACE], info.writes_first_arg)
         records.append(record)
     _relative_node_numbers(records, start_peek, start_tid)
     return records
+
+
+class _SequenceNumbers:
+    """The per-thread counter walk of the module docstring: which op owns which node number."""
+
+    def __init__(self, start_peek: int, start_tid: int, last_peek: dict, function_numbers):
+        self.start_peek = start_peek
+        self.start_tid = start_tid
+        self.last_peek = last_peek
+        self.function_numbers = function_numbers
+        self.copy_slices: dict = {}  # tid -> record of an in-place-on-view op awaiting its number
+        self.enclosing: dict = {}  # tid -> number left for the in-place op dispatched next
+
+    def resync(self, tid: int, peek: int) -> None:
+        self.last_peek[tid] = peek
+        self.copy_slices.pop(tid, None)
+        self.enclosing.pop(tid, None)
+
+    def assign(self, record, peek: int, grad: bool, view_inplace: bool, in_place: bool) -> None:
+        tid = record.tid
+        base = self.start_peek if tid == self.start_tid else 0
+        previous = self.last_peek.get(tid, base)  # the profile's start thread is in it from start()
+        if peek < previous:  # a new thread with a reused ident: its counter started again
+            self.resync(tid, 0)
+            previous = 0
+        enclosing = self.enclosing.pop(tid, None)
+        if peek == previous:
+            self.copy_slices.pop(tid, None)
+            if (enclosing is not None and grad and in_place and record.dir != "bwd"
+                    and (tid, enclosing) not in self.function_numbers):
+                record.seq = enclosing - base
+        elif grad:
+            first_new = previous
+            waiting = self.copy_slices.pop(tid, None)
+            if waiting is not None:
+                waiting.seq = first_new - base
+                first_new += 1
+            last_new = peek - 1
+            if first_new <= last_new and record.dir != "bwd" and (tid, last_new) not in self.function_numbers:
+                record.seq = last_new - base
+                if first_new < last_new:
+                    self.enclosing[tid] = last_new - 1
+            self.last_peek[tid] = peek
+        if view_inplace:
+            self.copy_slices[tid] = record
 
 
 def _relative_node_numbers(records, start_peek: int, start_tid: int) -> None:
