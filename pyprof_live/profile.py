@@ -140,9 +140,15 @@ class Profile:
         self.meta["peak"] = peak.as_dict()
 
     def peak(self, device: int | None = None):
-        """The GpuPeak the roofline uses for ``device`` (default: the first GPU that ran kernels), or None."""
-        from .analysis.peaks import device_peaks
+        """The GpuPeak the roofline uses for ``device`` (default: the first GPU that ran kernels), or None.
 
+        Figures chosen with :meth:`set_peak` are in use for any device, also before any kernel ran
+        on it (a CPU-only profile has none), so they are returned for every ``device``.
+        """
+        from .analysis.peaks import GpuPeak, device_peaks
+
+        if self.meta.get("peak"):
+            return GpuPeak.from_dict(self.meta["peak"])
         peaks = device_peaks(self)
         if device is None:
             device = next((k.device for k in self.records.kernels), next(iter(sorted(peaks)), None))
