@@ -9,6 +9,7 @@ output by default, for awk). Bad input is one line on stderr naming the file, ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -118,18 +119,46 @@ def main(argv=None) -> int:
 
 
 def _export(profile, args) -> int:
-    """Write the exports asked for; an unwritable path is one line naming it, exit code 2."""
-    exports = [(args.chrome, "Chrome trace", profile.export_chrome_trace), (args.html, "HTML report", profile.save_html)]
+    """Write the exports asked for, or none: every path is checked before the first write, and a write
+    that fails still removes the files this run created. Errors are one line naming the path, exit code 2."""
+    exports = [(path, what, write) for path, what, write in (
+        (args.chrome, "Chrome trace", profile.export_chrome_trace), (args.html, "HTML report", profile.save_html)) if path]
+    for path, what, _ in exports:
+        problem = _unwritable(path)
+        if problem:
+            return _cannot_write(what, path, problem)
+    created = []
     for path, what, write in exports:
-        if not path:
-            continue
+        existed = os.path.lexists(path)
         try:
             write(path)
         except OSError as e:
-            sys.stderr.write(f"pyprof-live: error: cannot write {what} {path}: {e.strerror or e}\n")
-            return 2
+            for earlier in created:  # a file that existed was replaced only on success: it stays
+                with contextlib.suppress(OSError):
+                    os.unlink(earlier)
+            return _cannot_write(what, path, e.strerror or str(e))
+        if not existed:
+            created.append(path)
+    for path, what, _ in exports:
         sys.stderr.write(f"wrote {what} {path}\n")
     return 0
+
+
+def _unwritable(path) -> str | None:
+    """Why ``path`` cannot be an output file, as far as can be told without writing it."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.exists(directory):
+        return f"directory {directory} does not exist"
+    if not os.path.isdir(directory):
+        return f"{directory} is not a directory"
+    if os.path.isdir(path):
+        return "is a directory"
+    return None
+
+
+def _cannot_write(what: str, path, problem: str) -> int:
+    sys.stderr.write(f"pyprof-live: error: cannot write {what} {path}: {problem}\n")
+    return 2
 
 
 def diff_main(argv) -> int:
@@ -152,4 +181,7 @@ def _print(text: str) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `pyprof-live f.sqlite | head` is normal use
         sys.stderr.close()
+    except OSError as e:  # a full disk, a file size limit
+        sys.stderr.write(f"pyprof-live: error: cannot write to stdout: {e.strerror or e}\n")
+        return 2
     return 0
