@@ -117,7 +117,7 @@ class LiveProfile(Profile):
             context.__init__()  # a fresh thread context: no stale module/layer state from before
             self._module_names.install()
             self._scopes.install()
-            compiled.watch(self._compiled_code_seen)
+            compiled.watch(self._compiled_code_ran_eagerly, self._compiled_code_ran_compiled)
             if self._gpu is not None:
                 self._gpu.start()
             self._recorder = OpRecorder(self, self._gpu)
@@ -266,18 +266,26 @@ class LiveProfile(Profile):
             self.meta["warnings"].append(f"record cap of {self.max_ops:,} ops reached; later ops were not recorded")
             warn_cap(self.max_ops)
 
-    def _compiled_code_seen(self, where: str) -> None:
-        compiled_list = self.meta.setdefault("compiled_code_run_eagerly", [])
-        if where not in compiled_list:
-            compiled_list.append(where)
-        if len(compiled_list) == 1:
-            message = (
-                "torch.compile'd code ran under pyprof_live.profile(), which makes it run eagerly: this profile "
-                f"shows the eager ops, not the compiled kernels ({where}). Profile the compiled model with "
-                "torch.profiler or nsys and load the trace with pyprof_live.load()."
-            )
+    def _compiled_code_ran_eagerly(self, where: str) -> None:
+        self._note_compiled_code("eagerly", where, (
+            "torch.compile'd code was compiled under pyprof_live.profile(), which makes it run eagerly: this "
+            f"profile shows the eager ops, not the compiled kernels ({where})."))
+
+    def _compiled_code_ran_compiled(self, where: str) -> None:
+        self._note_compiled_code("compiled", where, (
+            "torch.compile'd code compiled before the profile started ran compiled under it: its fused "
+            f"kernels call no aten op, so this profile misses their work ({where})."))
+
+    def _note_compiled_code(self, how: str, where: str, message: str) -> None:
+        """Kept in meta["compiled_code_run_<how>"]; the first of each kind warns."""
+        places = self.meta.setdefault(f"compiled_code_run_{how}", [])
+        if where in places:
+            return
+        places.append(where)
+        if len(places) == 1:
+            message += " Profile the compiled model with torch.profiler or nsys and load the trace with pyprof_live.load()."
             self.meta["warnings"].append(message)
-            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=2)
+            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=3)
 
     # -- records ---------------------------------------------------------------------------------
 

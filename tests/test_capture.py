@@ -325,14 +325,43 @@ def test_torch_compile_under_profile_warns_and_is_recorded():
     def f(x):
         return torch.sin(x) + 1
 
+    model = torch.compile(nn.Linear(3, 3), backend="eager")
     f(torch.randn(3))  # compiled once outside the profile
+    model(torch.randn(1, 3))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pyprof_live.profile() as p:
-            f(torch.randn(4))
+            f(torch.randn(4))  # a new shape: recompiled under the profile, so run eagerly
+            model(torch.randn(2, 3))
     assert any("torch.compile" in str(w.message) for w in caught)
-    assert p.meta["compiled_code_run_eagerly"] and "f (" in p.meta["compiled_code_run_eagerly"][0]
-    assert [op.name for op in p.records.ops] == ["aten::randn", "aten::sin", "aten::add"]  # it ran eagerly
+    # The user's function, and where the compiled module was called; not Dynamo's or our hooks' frames.
+    f_place, module_place = p.meta["compiled_code_run_eagerly"]
+    assert f_place.startswith("f (") and f_place.endswith("test_capture.py:324)")
+    assert re.fullmatch(r"called from test_capture\.py:\d+", module_place)
+    assert [op.name for op in p.records.ops][:3] == ["aten::randn", "aten::sin", "aten::add"]  # it ran eagerly
+    assert "aten::addmm" in [op.name for op in p.records.ops]
+
+
+@pytest.mark.e2e
+def test_torch_compile_graph_compiled_before_the_profile_runs_compiled_and_is_noticed():
+    """A cached Inductor graph runs compiled under the mode: its fused sin/add/cos is no aten op."""
+
+    @torch.compile
+    def f(x):
+        return (x.sin() + 1).cos() @ x
+
+    x = torch.randn(4, 4)
+    expected = f(x)  # compiled (Inductor) before the profile
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pyprof_live.profile() as p:
+            got = f(x)
+            f(x)
+    assert torch.equal(got, expected)  # it ran the user's compiled code, untouched
+    messages = [str(w.message) for w in caught if "torch.compile" in str(w.message)]
+    assert len(messages) == 1 and "ran compiled" in messages[0] and "test_capture.py:" in messages[0]
+    assert len(p.meta["compiled_code_run_compiled"]) == 2  # two call sites, one line each
+    assert [op.name for op in p.records.ops] == ["aten::mm", "aten::mm"]  # the fused part is unseen
 
 
 def test_gpu_cupti_without_cuda_is_a_typed_error():
@@ -354,7 +383,7 @@ def test_start_stop_again_appends_to_the_same_profile():
 
 @pytest.mark.e2e
 def test_torch_compile_first_called_inside_the_profile_is_noticed():
-    """Dynamo not imported when the profile starts: the first torch.compile call imports it."""
+    """Dynamo not imported before the profile: start() imports it (not the user's first op)."""
     code = (
         "import sys, warnings, torch, pyprof_live\n"
         "assert 'torch._dynamo.convert_frame' not in sys.modules\n"
@@ -483,3 +512,21 @@ def test_a_thread_ident_reused_by_a_new_thread_restarts_its_counter():
     sin = OpRecord(name="aten::sin", start=0, end=0, tid=7, dir="fwd")
     numbers.assign(sin, 1, grad=True, view_inplace=False, in_place=False)  # a new thread, same ident
     assert [op.seq for op in first] + [sin.seq] == [0, 1, 2, 0]
+
+
+@pytest.mark.e2e
+def test_the_first_op_of_a_process_is_not_charged_with_importing_dynamo():
+    """The dispatch mode imports torch._dynamo on its first op (1-2 s): start() does it beforehand."""
+    code = (
+        "import sys, torch, pyprof_live\n"
+        "assert 'torch._dynamo' not in sys.modules\n"
+        "x = torch.randn(3)\n"
+        "with pyprof_live.profile() as p:\n"
+        "    x.sin()\n"
+        "(op,) = p.records.ops\n"
+        "print(op.name, op.end - op.start)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    name, host_ns = done.stdout.split()
+    assert name == "aten::sin" and int(host_ns) < 100_000_000  # 0.1 s: the import alone takes over 1 s

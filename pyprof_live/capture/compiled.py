@@ -1,56 +1,64 @@
 """Notice torch.compile'd code running under a profile.
 
-A dispatch mode makes Dynamo skip compiled frames ("non-infra torch dispatch mode present"), so
-the code runs eagerly: the profile would silently measure something else than the user runs.
-Dynamo reports each skip through ``add_skip_reason``; while a profile records we listen there.
-If Dynamo is not imported yet, ``torch.compile`` is wrapped until the first call imports it.
+Compiled code meets the op hook in two ways, and the user is told about both:
+- compiled (or recompiled) while the profile records: a dispatch mode makes Dynamo skip the frame
+  ("non-infra torch dispatch mode present"), so it runs eagerly; Dynamo reports each skip through
+  ``add_skip_reason``.
+- compiled before the profile started: its cached graph still runs compiled, and the fused kernels
+  inside call no aten op the hook can see; Inductor runs every such graph through
+  ``CompiledFxGraph.__call__``.
 """
 
 from __future__ import annotations
 
-import functools
+import os
 import sys
 
-import torch
+from . import callsite
 
 _restore: list = []  # (object, attribute, original value), undone by unwatch()
 
 
-def watch(callback) -> None:
-    """Call ``callback("fn (file:line)")`` for each compiled frame Dynamo skips for our mode."""
-    convert_frame = sys.modules.get("torch._dynamo.convert_frame")
-    if convert_frame is None:
-        _watch_first_compile(callback)
-        return
-    if not hasattr(convert_frame, "add_skip_reason"):
-        return  # a torch whose Dynamo reports skips differently: nothing to listen to
-    original = convert_frame.add_skip_reason
+def watch(ran_eagerly, ran_compiled) -> None:
+    """Call ``ran_eagerly("fn (file:line)")`` for each frame of the user's model Dynamo skips for our
+    mode (``"called from train.py:52"`` for a compiled module), and
+    ``ran_compiled("model.py:17 <- train.py:52")`` (the compiled function and its caller) each time
+    a cached Inductor graph runs.
 
-    def add_skip_reason(reason, frame):
-        if "dispatch mode" in str(reason):
+    Imports Dynamo first: the dispatch mode imports it on the first op anyway, and that import
+    would otherwise land inside the user's code and add seconds to its first op.
+    """
+    import torch._dynamo.convert_frame as convert_frame
+
+    dynamo_dir = os.path.dirname(convert_frame.__file__)
+    our_dir = os.path.dirname(os.path.dirname(__file__))
+    if hasattr(convert_frame, "add_skip_reason"):  # a torch whose Dynamo reports skips differently: no
+        original_skip = convert_frame.add_skip_reason
+
+        def add_skip_reason(reason, frame):
             code = frame.f_code
-            callback(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
-        return original(reason, frame)
+            if "dispatch mode" in str(reason) and not code.co_filename.startswith(our_dir):  # not our hooks
+                if code.co_filename.startswith(dynamo_dir):  # Dynamo's wrapper of a compiled module
+                    ran_eagerly("called from " + (_user_call_site(1) or "an unknown call site"))
+                else:
+                    ran_eagerly(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
+            return original_skip(reason, frame)
 
-    _patch(convert_frame, "add_skip_reason", add_skip_reason)
+        _patch(convert_frame, "add_skip_reason", add_skip_reason)
+    output_code = sys.modules.get("torch._inductor.output_code")  # not imported: nothing compiled yet
+    graph = getattr(output_code, "CompiledFxGraph", None)
+    if graph is not None:
+        original_call = graph.__call__
+
+        def call_compiled_graph(self, inputs):
+            ran_compiled(_user_call_site(2) or "an unknown call site")
+            return original_call(self, inputs)
+
+        _patch(graph, "__call__", call_compiled_graph)
 
 
-def _watch_first_compile(callback) -> None:
-    """Wrap torch.compile (until unwatch) so that its first call, which imports Dynamo, starts the watch."""
-    original = torch.compile
-    watching = []
-
-    @functools.wraps(original)
-    def compile_then_watch(*args, **kwargs):
-        compiled = original(*args, **kwargs)
-        # A reference kept past stop() (compile = torch.compile inside the profile) must not watch again.
-        still_watched = any(value is original for _, _, value in _restore)
-        if still_watched and not watching and "torch._dynamo.convert_frame" in sys.modules:
-            watching.append(True)
-            watch(callback)
-        return compiled
-
-    _patch(torch, "compile", compile_then_watch)
+def _user_call_site(depth: int) -> str:
+    return " <- ".join(callsite.format_frames(callsite.capture(depth), {}))
 
 
 def _patch(owner, name: str, value) -> None:
