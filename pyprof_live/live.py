@@ -192,6 +192,9 @@ class LiveProfile(Profile):
             compiled.unwatch,
             self._scopes.remove,
             self._module_names.remove,
+            # torch skips always_call forward hooks on KeyboardInterrupt: the module stack could keep
+            # the user's model alive (and its GPU memory, in a notebook) until the next profile.
+            context.__init__,
         ]
         error = None
         for remove in removals:

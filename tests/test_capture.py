@@ -530,3 +530,38 @@ def test_the_first_op_of_a_process_is_not_charged_with_importing_dynamo():
     assert done.returncode == 0, done.stderr[-2000:]
     name, host_ns = done.stdout.split()
     assert name == "aten::sin" and int(host_ns) < 100_000_000  # 0.1 s: the import alone takes over 1 s
+
+
+def test_a_keyboard_interrupt_inside_a_module_leaves_no_reference_to_the_model():
+    import gc
+    import weakref
+
+    from pyprof_live.capture.context import context
+
+    def interrupt(module, args):
+        raise KeyboardInterrupt
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    model[1].register_forward_pre_hook(interrupt)
+    model_ref = weakref.ref(model)
+    with pytest.raises(KeyboardInterrupt):
+        with pyprof_live.profile():
+            model(torch.randn(2, 3))
+    assert (context.module, context.module_stack) == ("", [])
+    del model
+    gc.collect()
+    assert model_ref() is None
+
+
+def test_a_jagged_tensor_shape_keeps_its_ragged_dimension_as_text_and_saves(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "nested tensors are a prototype"
+        jagged = torch.nested.nested_tensor([torch.randn(2, 4), torch.randn(3, 4)], layout=torch.jagged)
+    with pyprof_live.profile() as p:
+        jagged.sin()
+    (sin,) = [op for op in p.records.ops if op.name == "aten::sin"]
+    batch, ragged, features = sin.inputs[0].shape
+    assert (batch, features) == (2, 4) and re.fullmatch(r"j\d+", ragged)
+    p.save(tmp_path / "jagged.pplive")
+    loaded = pyprof_live.load(tmp_path / "jagged.pplive")
+    assert [op.inputs for op in loaded.records.ops if op.name == "aten::sin"] == [sin.inputs]

@@ -47,7 +47,10 @@ def _is_tensor_meta(value) -> bool:
 def to_arg(value):
     """A recorded argument as records keep it (see records.Arg)."""
     if _is_tensor_meta(value):
-        return TensorMeta(value[0], dtype_name(value[1]))
+        shape = value[0]
+        if not all(type(d) is int for d in shape):  # a jagged tensor's ragged dim is a SymInt ("j1")
+            shape = tuple(d if type(d) is int else str(d) for d in shape)
+        return TensorMeta(shape, dtype_name(value[1]))
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (tuple, list)):
