@@ -7,6 +7,11 @@ on load, so a newer pyprof_live links old files its own way; the facts correlati
 op tree or from forward to backward ops (dir, module, layer, call site, mod) are stored as they
 were when the profile was saved. Writing goes to a temporary file that replaces the target only
 when complete, so a failed save never leaves half a file.
+
+Loading checks each table against its record type (field names, row lengths, the JSON type of each
+field's values) and refuses a file that does not fit: a field missing from a file takes its default
+(the file predates it), anything else that does not fit is damage. The checks run per table and
+per column in C (``zip``, ``map(type, ...)``), not per value in Python, so loading stays fast.
 """
 
 from __future__ import annotations
@@ -18,12 +23,29 @@ import re
 import zlib
 
 from .errors import ProfileFormatError, ProfileVersionError
+from .gcpause import paused_gc
 from .records import RECORD_TYPES, TensorMeta, Unknown
 from .render.files import write_text_atomically
 
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
 _LINK_FIELDS = {"parent", "fwd", "launch", "op"}
+#: How a record field's annotated type is written by :func:`_encode` (tuples become lists).
+_JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
+
+
+def _stored_fields(cls) -> dict:
+    """Field name -> JSON type of its saved values, for the fields a saved profile holds, in order."""
+    return {f.name: _JSON_TYPES[f.type] for f in dataclasses.fields(cls) if f.name not in _LINK_FIELDS}
+
+
+#: Per record list: the fields saved, and those a file must hold (no default to fall back on).
+_STORED = {name: _stored_fields(cls) for name, cls in RECORD_TYPES.items()}
+_REQUIRED = {
+    name: [f.name for f in dataclasses.fields(cls)
+           if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    for name, cls in RECORD_TYPES.items()
+}
 
 
 def _encode(value):
@@ -62,8 +84,8 @@ def _decode(value):
 def save(profile, path) -> None:
     """Write ``profile`` to ``path`` (gzip'd JSON), atomically."""
     records = {}
-    for name, cls in RECORD_TYPES.items():
-        fields = [f.name for f in dataclasses.fields(cls) if f.name not in _LINK_FIELDS]
+    for name in RECORD_TYPES:
+        fields = list(_STORED[name])
         rows = [[_encode(getattr(r, f)) for f in fields] for r in getattr(profile.records, name)]
         records[name] = {"fields": fields, "rows": rows}
     document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": _encode(profile.meta), "records": records}
@@ -97,16 +119,59 @@ def load_saved(path):
             path, f"saved by a newer pyprof_live (format version {version}; this one reads up to "
                   f"{FORMAT_VERSION}): upgrade pyprof_live to read it")
     try:
-        lists = {}
-        for name, cls in RECORD_TYPES.items():
-            block = document["records"][name]
-            known = {f.name for f in dataclasses.fields(cls)}
-            fields = block["fields"]
-            keep = [i for i, f in enumerate(fields) if f in known]
-            lists[name] = [cls(**{fields[i]: _decode(row[i]) for i in keep}) for row in block["rows"]]
+        with paused_gc():  # records hold no cycles: rescanning the growing heap is wasted time
+            lists = {name: _read_table(name, cls, document["records"][name]) for name, cls in RECORD_TYPES.items()}
         meta = _decode(document.get("meta") or {"D": {}})
         meta["saved_source"] = meta.get("source")
         meta["path"] = str(path)
+    except _Damage as e:
+        raise ProfileFormatError(path, f"saved profile is damaged ({e})") from None
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({type(e).__name__}: {e})") from None
     return Profile(meta=meta, **lists)
+
+
+class _Damage(Exception):
+    """What does not fit in one table of a saved profile; load_saved names the file."""
+
+
+def _read_table(name: str, cls, table) -> list:
+    """The records of one saved table, after checking it against ``cls`` table by table, column by column."""
+    fields, rows = (table.get("fields"), table.get("rows")) if isinstance(table, dict) else (None, None)
+    if not isinstance(fields, list) or not isinstance(rows, list):
+        raise _Damage(f"{name}: not a table of fields and rows")
+    stored = _STORED[name]
+    _check_names(name, fields, stored)
+    row_types = set(map(type, rows))
+    if row_types - {list}:
+        raise _Damage(f"{name}: a row is not a list ({_type_names(row_types - {list})})")
+    try:
+        columns = list(zip(*rows, strict=True))
+    except ValueError:
+        raise _Damage(f"{name}: rows of different lengths") from None
+    if rows and len(columns) != len(fields):
+        raise _Damage(f"{name}: {len(fields)} fields named but rows hold {len(columns)} values")
+    decoded = []
+    for field, column in zip(fields, columns):
+        expected = stored[field]
+        wrong = set(map(type, column)) - {expected}
+        if wrong:
+            raise _Damage(f"{name}.{field}: values must be {expected.__name__}, not {_type_names(wrong)}")
+        decoded.append(list(map(_decode, column)) if expected in (list, dict) else column)
+    return [cls(**dict(zip(fields, values))) for values in zip(*decoded)]
+
+
+def _check_names(name: str, fields: list, stored: dict) -> None:
+    unknown = [f for f in fields if f not in stored]
+    if unknown:
+        raise _Damage(f"{name}: unknown field(s) {', '.join(map(repr, unknown))}")
+    twice = sorted({f for f in fields if fields.count(f) > 1})
+    if twice:
+        raise _Damage(f"{name}: field(s) named twice: {', '.join(map(repr, twice))}")
+    missing = [f for f in _REQUIRED[name] if f not in fields]
+    if missing:
+        raise _Damage(f"{name}: required field(s) missing: {', '.join(map(repr, missing))}")
+
+
+def _type_names(types) -> str:
+    return ", ".join(sorted(t.__name__ for t in types))
