@@ -187,7 +187,7 @@ class LiveProfile(Profile):
         self.recording = False
         removals = [
             lambda: self._take_off(recorder),
-            lambda: threading.setprofile(self._thread_profile_hook),
+            self._restore_thread_hook,
             lambda: setattr(annotations.sink, "session", None),
             compiled.unwatch,
             self._scopes.remove,
@@ -212,12 +212,26 @@ class LiveProfile(Profile):
         if recorder is None:
             return
         recorder.detach()  # threads started while recording keep it on their stack: make it inert
-        if self._mode_pushed:
-            self._mode_pushed = False
-            try:
+        if not self._mode_pushed:
+            return
+        self._mode_pushed = False
+        # Modes the user entered after start() stay, in their order: only the op hook comes out.
+        above = []
+        try:
+            while (mode := _get_current_dispatch_mode()) is not None and mode is not recorder:
+                above.append(_pop_mode())
+            if mode is recorder:
                 _pop_mode()
-            except Exception:  # the user's code left the mode stack broken; the recorder is inert now
-                pass
+        except Exception:  # the user's code left the mode stack broken; the recorder is inert now
+            pass
+        finally:
+            for mode in reversed(above):
+                _push_mode(mode)
+
+    def _restore_thread_hook(self) -> None:
+        """Put back the thread start hook found at start(), unless the user has set their own since."""
+        if threading.getprofile() == self._enter_new_thread:
+            threading.setprofile(self._thread_profile_hook)
 
     def _enter_new_thread(self, frame, event, arg):
         """Runs first in each thread started while recording: put the op hook on that thread too.

@@ -565,3 +565,41 @@ def test_a_jagged_tensor_shape_keeps_its_ragged_dimension_as_text_and_saves(tmp_
     p.save(tmp_path / "jagged.pplive")
     loaded = pyprof_live.load(tmp_path / "jagged.pplive")
     assert [op.inputs for op in loaded.records.ops if op.name == "aten::sin"] == [sin.inputs]
+
+
+def test_nvtx_message_given_by_keyword_after_another_keyword_names_the_layer():
+    with pyprof_live.profile() as p:
+        nvtx.push_range(color="red", message="layer:A")
+        torch.ones(2)
+        nvtx.pop_range()
+    assert [(op.name, op.layer) for op in p.records.ops] == [("aten::ones", ("A",))]
+    assert [(r.name, r.kind) for r in p.records.ranges if r.kind == "layer"] == [("A", "layer")]
+
+
+def test_stop_takes_only_its_own_hook_off_the_mode_stack_and_keeps_the_users_thread_hook():
+    from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+    class Counting(TorchDispatchMode):
+        seen = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counting.seen += 1
+            return func(*args, **(kwargs or {}))
+
+    def users_thread_hook(frame, event, arg):
+        pass
+
+    p = pyprof_live.profile().start()
+    users_mode = Counting()
+    users_mode.__enter__()  # entered after start(), left after stop()
+    threading.setprofile(users_thread_hook)  # set while recording
+    p.stop()
+    try:
+        assert _get_current_dispatch_mode_stack() == [users_mode]
+        torch.ones(2)
+        assert Counting.seen == 1  # the user's mode still sees ops
+        assert threading.getprofile() is users_thread_hook
+    finally:
+        users_mode.__exit__(None, None, None)
+        threading.setprofile(None)
+    assert _get_current_dispatch_mode_stack() == []

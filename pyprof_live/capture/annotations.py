@@ -10,6 +10,7 @@ the ``layer`` column (``Encoder_2:FFN:LayerNorm``); other ranges are kept as NVT
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from threading import get_ident
 
@@ -136,12 +137,16 @@ def install() -> None:
 
 
 def _then(original, note):
-    """``original``, then ``note(result, first_argument)``: the recording half of every NVTX wrapper."""
+    """``original``, then ``note(result, first_argument)``: the recording half of every NVTX wrapper.
+
+    The first argument (the message, or the range id) may come by keyword, in any order.
+    """
+    first = next(iter(inspect.signature(original).parameters), None)  # pop_range() takes none
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         result = original(*args, **kwargs)
-        note(result, args[0] if args else next(iter(kwargs.values()), None))
+        note(result, args[0] if args else kwargs.get(first))
         return result
 
     return wrapper
