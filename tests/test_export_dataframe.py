@@ -6,7 +6,10 @@ import sys
 
 import pytest
 
+import pyprof_live
+from pyprof_live.analysis.timeline import CATEGORIES
 from pyprof_live.columns import COLUMN_NAMES
+from pyprof_live.profile import VIEW_NAMES
 
 from .export_fixtures import hand_profile, live_profile
 
@@ -45,3 +48,62 @@ def test_summary_frames_match_their_views():
         assert len(frame) == len(view.rows), name
     ops = p.to_dataframe("ops")
     assert ops.set_index("op")["calls"].to_dict() == {r["op"]: r["calls"] for r in p.ops().rows}
+
+
+# Every column each view can show, with the dtype the README promises whatever the profile holds: counts,
+# times, flops and bytes are Int64, percentages Float64, text string (missing values are <NA> in all).
+_TEXT, _INT, _REAL = "string", "Int64", "Float64"
+_ROOFLINE = {"ideal": _INT, "sol%": _REAL, "bound": _TEXT}
+EXPECTED_DTYPES = {
+    "table": {"idx": _INT, "seq": _INT, "altseq": _TEXT, "tid": _INT, "layer": _TEXT, "trace": _TEXT, "dir": _TEXT,
+              "sub": _INT, "mod": _TEXT, "op": _TEXT, "kernel": _TEXT, "params": _TEXT, "sil": _INT, "tc": _INT,
+              "device": _INT, "stream": _INT, "grid": _TEXT, "block": _TEXT, "flops": _INT, "bytes": _INT,
+              "module": _TEXT, "host": _INT, "ops": _TEXT, **_ROOFLINE},
+    "ops": {"op": _TEXT, "calls": _INT, "host": _INT, "host_self": _INT, "dev": _INT, "dev_self": _INT,
+            "flops": _INT, "bytes": _INT, **_ROOFLINE},
+    "ops+shape": {"op": _TEXT, "params": _TEXT, "calls": _INT, "host": _INT, "host_self": _INT, "dev": _INT,
+                  "dev_self": _INT, "flops": _INT, "bytes": _INT, **_ROOFLINE},
+    "kernels": {"kernel": _TEXT, "calls": _INT, "sil": _INT, "mean": _INT, "min": _INT, "max": _INT, "tc": _INT,
+                **_ROOFLINE},
+    "modules": {"module": _TEXT, "ops": _INT, "host": _INT, "host_self": _INT, "fwd": _INT, "bwd": _INT,
+                "dev": _INT, "dev_self": _INT, "dev_fwd": _INT, "dev_bwd": _INT, **_ROOFLINE},
+    "overview": {"step": _TEXT, "dur": _INT, **{c: _INT for c in CATEGORIES}, "gpu_busy": _INT, "gpu_idle": _INT,
+                 "busy%": _REAL},
+    "recommendations": {"rule": _TEXT, "at_stake": _INT, "share%": _REAL, "kernel%": _REAL, "advice": _TEXT,
+                        "where": _TEXT},
+}
+
+
+def _assert_frames_follow_the_contract(p):
+    """Every view's frame: exact dtypes, and each cell the view's value ('na' and '-' as <NA>)."""
+    import pandas as pd
+
+    assert set(EXPECTED_DTYPES) == set(VIEW_NAMES)
+    for name in VIEW_NAMES:
+        view, frame = p.view(name), p.to_dataframe(name)
+        assert list(frame.columns) == list(view.columns), name
+        assert {c: str(t) for c, t in frame.dtypes.items()} == {c: EXPECTED_DTYPES[name][c] for c in view.columns}, name
+        for column in view.columns:
+            expected = [None if r.get(column) in (None, "na") else r.get(column) for r in view.rows]
+            assert [None if v is pd.NA else v for v in frame[column]] == expected, (name, column)
+
+
+def test_cpu_live_frames_have_the_contract_dtypes_though_device_columns_are_empty():
+    pytest.importorskip("pandas")
+    p = live_profile(steps=2)
+    p.set_peak("A100 SXM 80GB")  # figures, but no kernels: the roofline columns stay empty
+    table = p.to_dataframe()
+    assert table["sil"].isna().all() and table["tc"].isna().all() and table["ideal"].isna().all()
+    assert p.to_dataframe("kernels").empty and p.to_dataframe("recommendations").empty
+    _assert_frames_follow_the_contract(p)
+
+
+def test_kineto_frames_have_the_contract_dtypes_and_keep_na_missing(shared_data):
+    pytest.importorskip("pandas")
+    p = pyprof_live.load(shared_data / "kineto" / "tracelens_qwen1.5-0.5b_h100_infer.json.gz")
+    table = p.to_dataframe()
+    rows = p.view("table").rows
+    assert table["ideal"].notna().sum() == sum(r.get("ideal") is not None for r in rows) > 0
+    assert table["bytes"].isna().sum() == sum(r.get("bytes") in (None, "na") for r in rows) > \
+        sum(r.get("bytes") is None for r in rows)  # 49 rows hold 'na' (no formula), not just '-'
+    _assert_frames_follow_the_contract(p)
