@@ -25,7 +25,7 @@ COLUMNS = (
     Column("tid", "TId", True, "host thread that ran the op"),
     Column("layer", "Layer", False, "nested `layer:` NVTX / pyprof_live.layer() names, outermost first, joined by ':'"),
     Column("trace", "Trace", False, "user call site, innermost first: 'model.py:17 <- train.py:52'"),
-    Column("dir", "Direction", False, "fwd, bwd, opt (optimizer step), recompute (activation checkpointing), other"),
+    Column("dir", "Direction", False, "fwd, bwd, opt (optimizer step), recompute (activation checkpointing), other (DataLoader fetches)"),
     Column("sub", "Sub", True, "index of the kernel within its op (0, 1, ...); '-' for an op that launched none"),
     Column("mod", "Module", False, "Python API namespace of the op where the source knows it "
            "(torch.nn.functional, Tensor, a wrapped class), else '-'"),

@@ -257,7 +257,7 @@ class LiveProfile(Profile):
         ctx = context
         recorder = self._recorder
         if torch._C._current_graph_task_id() == -1:
-            direction = "opt" if ctx.in_optimizer else "fwd"
+            direction = ctx.host_dir
         else:
             direction = backward_facts(ctx, self.param_names)[0]
         scope = FunctionScope(

@@ -22,6 +22,9 @@ NO_LINK = -1
 #: ``recompute`` is a forward re-run by activation checkpointing during backward.
 DIRECTIONS = ("fwd", "bwd", "opt", "recompute", "other")
 
+#: record_function range (``RangeRecord.name``) that PyTorch's DataLoader opens around fetching a batch.
+DATALOADER_PREFIX = "enumerate(DataLoader)#"
+
 
 class TensorMeta(NamedTuple):
     """What a formula or a report needs of a tensor argument, never the tensor itself.

@@ -148,6 +148,22 @@ def test_optimizer_ops_are_opt_and_record_function_scopes_are_ranges():
     assert scopes == ["Optimizer.step#AdamW.step"]
 
 
+def test_dataloader_ops_are_other_and_the_model_after_them_is_fwd():
+    data = torch.utils.data.TensorDataset(torch.randn(6, 4))
+    loader = torch.utils.data.DataLoader(data, batch_size=3)
+    model = nn.Linear(4, 2)
+    with pyprof_live.profile() as p:
+        for (batch,) in loader:
+            model(batch)
+    ops = _ops(p)
+    # Each batch: 3 row selects (TensorDataset[i]) and a stack (default collate).
+    assert {op.dir for op in ops if op.name in ("aten::select", "aten::stack")} == {"other"}
+    assert [op.dir for op in ops if op.name == "aten::addmm"] == ["fwd", "fwd"]
+    fetches = [r.name for r in p.records.ranges if r.kind == "record_function"]
+    assert len(fetches) == 3 and all(  # 2 batches, then the fetch that ends the loop
+        name.startswith("enumerate(DataLoader)#") for name in fetches)
+
+
 def test_module_paths_nested_layers_and_wrap():
     class Block(nn.Module):
         def __init__(self):

@@ -16,9 +16,10 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from ..records import DATALOADER_PREFIX
+
 CATEGORIES = ("kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")
-DATALOADER_PREFIX = "enumerate(DataLoader)#"
 WHOLE_PROFILE = "(whole profile)"
 _PROFILER_STEP = re.compile(r"ProfilerStep#\d+$")
 _OTHER = len(CATEGORIES) - 1

@@ -18,8 +18,9 @@ class ThreadContext(threading.local):
         self.module_stack: list = []  # (module object, path) of the enclosing modules, while they run
         self.layers: tuple = ()  # `layer:` names, outermost first
         self.nvtx_stack: list = []  # (message, start ns) of open NVTX push ranges
-        self.scopes: list = []  # (name, start ns) of open record_function ranges
-        self.in_optimizer = 0  # depth of open Optimizer.step# / zero_grad# ranges
+        self.scopes: list = []  # (name, start ns, dir it sets or "") of open record_function ranges
+        self.host_dir = "fwd"  # dir of ops outside autograd's engine: "opt" in the optimizer, "other" in the DataLoader
+        self.scope_dirs: list = []  # dirs set by the open record_function ranges, innermost last
         self.recompute = 0  # depth of non-reentrant checkpoint recomputation
 
 

@@ -15,6 +15,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import callsite
+from ..records import DATALOADER_PREFIX
 from .context import context
 
 _Tensor = torch.Tensor
@@ -28,7 +29,8 @@ _grad_enabled = torch.is_grad_enabled
 NO_SEQUENCE = 2**64 - 1
 _ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
 _REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
-_OPTIMIZER_SCOPES = ("Optimizer.step#", "Optimizer.zero_grad#")
+#: record_function ranges that set the dir of the ops inside them (innermost wins).
+_SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", "opt"), (DATALOADER_PREFIX, "other"))
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
@@ -160,7 +162,7 @@ class OpRecorder(TorchDispatchMode):
         end = _now()
         view_inplace = info.writes_first_arg and _creates_copy_slices(args)
         if _graph_task() == -1:
-            direction = "opt" if ctx.in_optimizer else "fwd"
+            direction = ctx.host_dir
             node, node_seq, param = "", -1, None
         else:
             direction, node, node_seq, param = backward_facts(ctx, self.param_names)
@@ -204,7 +206,8 @@ class OpRecorder(TorchDispatchMode):
         self.session = self.raw = self.gpu = self.op_infos = self.param_names = None
 
     def _scope(self, info, func, args, kwargs):
-        """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt.
+        """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt and
+        enumerate(DataLoader)# dir=other.
 
         Scopes are matched by nesting on the thread (the handle object passed to exit is not
         the one enter returned, so it cannot be matched by identity).
@@ -213,15 +216,23 @@ class OpRecorder(TorchDispatchMode):
         ctx = context
         if info.kind == "scope_enter":
             name = args[0] if args and isinstance(args[0], str) else ""
-            ctx.scopes.append((name, _now()))
-            if name.startswith(_OPTIMIZER_SCOPES):
-                ctx.in_optimizer += 1
+            direction = _scope_dir(name)
+            ctx.scopes.append((name, _now(), direction))
+            if direction:
+                ctx.scope_dirs.append(direction)
+                ctx.host_dir = direction
         elif ctx.scopes:
-            name, start = ctx.scopes.pop()
-            if name.startswith(_OPTIMIZER_SCOPES):
-                ctx.in_optimizer -= 1
+            name, start, direction = ctx.scopes.pop()
+            if direction and ctx.scope_dirs:
+                ctx.scope_dirs.pop()
+                ctx.host_dir = ctx.scope_dirs[-1] if ctx.scope_dirs else "fwd"
             self.session.add_range(name, start, _now(), get_ident(), "record_function")
         return out
+
+
+def _scope_dir(name: str) -> str:
+    """The dir a record_function range gives the ops inside it, "" when it gives none."""
+    return next((direction for prefix, direction in _SCOPE_DIRS if name.startswith(prefix)), "")
 
 
 def warn_cap(max_ops: int) -> None:
