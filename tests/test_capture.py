@@ -352,7 +352,7 @@ def test_torch_compile_under_profile_warns_and_is_recorded():
     assert any("torch.compile" in str(w.message) for w in caught)
     # The user's function, and where the compiled module was called; not Dynamo's or our hooks' frames.
     f_place, module_place = p.meta["compiled_code_run_eagerly"]
-    assert f_place.startswith("f (") and f_place.endswith("test_capture.py:324)")
+    assert re.fullmatch(r"f \(.*test_capture\.py:\d+\)", f_place)
     assert re.fullmatch(r"called from test_capture\.py:\d+", module_place)
     assert [op.name for op in p.records.ops][:3] == ["aten::randn", "aten::sin", "aten::add"]  # it ran eagerly
     assert "aten::addmm" in [op.name for op in p.records.ops]
