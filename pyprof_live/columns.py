@@ -34,7 +34,7 @@ COLUMNS = (
     Column("params", "Params", False, "input shapes and dtypes, then non-tensor arguments (stride, padding, dim, alpha...); "
            "from the nearest enclosing op that recorded them when the op itself did not"),
     Column("sil", "Sil(ns)", True, "device time of the kernel in ns (silicon time; never host time)"),
-    Column("tc", "TC", False, "1 = the kernel used tensor cores, 0 = it did not, '-' = cannot tell / no kernel"),
+    Column("tc", "TC", True, "1 = the kernel used tensor cores, 0 = it did not, '-' = cannot tell / no kernel"),
     Column("device", "Device", True, "GPU index"),
     Column("stream", "Stream", True, "CUDA stream"),
     Column("grid", "Grid", False, "kernel grid x,y,z"),

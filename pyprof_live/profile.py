@@ -145,10 +145,11 @@ class Profile:
         Figures chosen with :meth:`set_peak` are in use for any device, also before any kernel ran
         on it (a CPU-only profile has none), so they are returned for every ``device``.
         """
-        from .analysis.peaks import GpuPeak, device_peaks
+        from .analysis.peaks import chosen_peak, device_peaks
 
-        if self.meta.get("peak"):
-            return GpuPeak.from_dict(self.meta["peak"])
+        chosen = chosen_peak(self)
+        if chosen is not None:
+            return chosen
         peaks = device_peaks(self)
         if device is None:
             device = next((k.device for k in self.records.kernels), next(iter(sorted(peaks)), None))

@@ -211,11 +211,16 @@ def find_peak(device_name: str, memory_bytes: int = 0) -> GpuPeak | None:
     return None
 
 
+def chosen_peak(profile):
+    """The GpuPeak the user chose with ``p.set_peak`` (kept in meta, so saved profiles keep it), or None."""
+    override = profile.meta.get("peak")
+    return GpuPeak.from_dict(override) if override else None
+
+
 def device_peaks(profile) -> dict:
     """Device id -> GpuPeak (or None) for every device of ``profile``; ``p.set_peak`` overrides all."""
-    override = profile.meta.get("peak")
-    if override:
-        chosen = GpuPeak.from_dict(override)
+    chosen = chosen_peak(profile)
+    if chosen is not None:
         ids = {d.id for d in profile.records.devices} | {k.device for k in profile.records.kernels}
         return {i: chosen for i in ids}
     peaks = {d.id: find_peak(d.name, d.memory_bytes) for d in profile.records.devices}

@@ -44,5 +44,5 @@ def _dtypes(view) -> dict:
     if text is None:  # the per-kernel table
         # The contract marks tc as text (it prints '-' for "cannot tell"), but it holds the integers
         # 1 and 0, as in p.kernels().
-        text = {c for c in view.columns if not BY_NAME[c].numeric} - {"tc"}
+        text = {c for c in view.columns if not BY_NAME[c].numeric}
     return {c: "string" if c in text else "Float64" if c in _REAL else "Int64" for c in view.columns}
