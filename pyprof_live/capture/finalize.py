@@ -76,8 +76,8 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
     resync_at = defaultdict(list)
     for index, tid, peek in resyncs:
         resync_at[index].append((tid, peek))
-    # Training steps repeat the same arguments; converting each distinct tuple once also lets the
-    # records share their argument tuples.
+    # Training steps repeat the same arguments and outputs; converting each distinct combination
+    # once also lets the records share their tuples.
     converted: dict = {}
     for index, raw in enumerate(raw_ops):
         for tid, peek in resync_at.get(index, ()):
@@ -85,16 +85,17 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
         info = op_infos[raw[R_OP_INFO]]
         tid = raw[R_TID]
         # Types are part of the key: 1, 1.0 and True are equal (and hash alike) but print differently.
-        key = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])))
+        key = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])), raw[R_OUT])
         try:
-            args_kw = converted.get(key)
+            arguments = converted.get(key)
         except TypeError:  # an unhashable argument (a nested list): convert without sharing
-            key, args_kw = None, None
-        if args_kw is None:
-            args_kw = (tuple(to_arg(a) for a in raw[R_ARGS]), tuple((k, to_arg(v)) for k, v in raw[R_KWARGS]))
+            key, arguments = None, None
+        if arguments is None:
+            kw = tuple((k, to_arg(v)) for k, v in raw[R_KWARGS])
+            arguments = (tuple(to_arg(a) for a in raw[R_ARGS]) + tuple(v for _, v in kw), kw, _outputs(raw[R_OUT]))
             if key is not None:
-                converted[key] = args_kw
-        args, kw = args_kw
+                converted[key] = arguments
+        inputs, kw, outputs = arguments
         node_seq = raw[R_NODE_SEQ]
         param = raw[R_PARAM] or ""
         record = OpRecord(
@@ -107,8 +108,8 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
             altseq=node_seq,  # raw here; made relative below, once its counter's thread is known
             node=raw[R_NODE],
             seq_thread=tid,
-            inputs=args + tuple(v for _, v in kw),
-            outputs=_outputs(raw[R_OUT]),
+            inputs=inputs,
+            outputs=outputs,
             kwargs=kw,
             module=raw[R_MODULE] if not param else param.rpartition(".")[0],
             layer=raw[R_LAYERS],
