@@ -22,7 +22,7 @@ from .capture.context import context
 from .capture.finalize import build_op_records
 from .capture.functions import FunctionScopes
 from .capture.modules import ModuleNames
-from .capture.recorder import OpRecorder, backward_facts, warn_cap
+from .capture.recorder import OpRecorder, backward_facts, host_direction, warn_cap
 from .errors import CaptureError
 from .gcpause import paused_gc
 from .gpu import select_backend, widen_thread_ids
@@ -50,6 +50,9 @@ class FunctionScope:
     op_id: int = NO_LINK  # id pushed to the GPU backend, so kernels launched directly by it link here
     end: int = 0
     seq: int = NO_LINK
+    #: An autograd Function's node number, taken when apply starts (also when its output needs no
+    #: grad and so shows no node): no aten op owns it (finalize.py).
+    node_number: int = NO_LINK
 
 
 class LiveProfile(Profile):
@@ -257,7 +260,7 @@ class LiveProfile(Profile):
         ctx = context
         recorder = self._recorder
         if torch._C._current_graph_task_id() == -1:
-            direction = ctx.host_dir
+            direction = host_direction(ctx.host_dir, torch.is_grad_enabled())
         else:
             direction = backward_facts(ctx, self.param_names)[0]
         scope = FunctionScope(
@@ -285,8 +288,8 @@ class LiveProfile(Profile):
 
     def _compiled_code_ran_eagerly(self, where: str) -> None:
         self._note_compiled_code("eagerly", where, (
-            "torch.compile'd code was compiled under pyprof_live.profile(), which makes it run eagerly: this "
-            f"profile shows the eager ops, not the compiled kernels ({where})."))
+            "torch.compile'd code ran eagerly under pyprof_live.profile() (a dispatch mode makes Dynamo skip "
+            f"compiling it): this profile shows the eager ops, not the compiled kernels ({where})."))
 
     def _compiled_code_ran_compiled(self, where: str) -> None:
         self._note_compiled_code("compiled", where, (
@@ -310,7 +313,7 @@ class LiveProfile(Profile):
     def _finalize(self, gpu_capture) -> None:
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
         tuples are dropped (the records hold everything, and keeping both doubled the memory)."""
-        function_numbers = {(scope.tid, scope.seq) for scope in self.raw_functions if scope.seq >= 0}
+        function_numbers = {(scope.tid, scope.node_number) for scope in self.raw_functions if scope.node_number >= 0}
         ops = build_op_records(self.raw_ops, self.op_infos, self._start_peek, self._start_tid, self._last_peek,
                                self._frame_cache, function_numbers, self._resyncs)
         for scope in self.raw_functions:

@@ -622,3 +622,65 @@ def test_stop_takes_only_its_own_hook_off_the_mode_stack_and_keeps_the_users_thr
         users_mode.__exit__(None, None, None)
         threading.setprofile(None)
     assert _get_current_dispatch_mode_stack() == []
+
+
+def test_a_view_that_sees_its_inputs_node_rebuilt_leaves_no_number_to_the_next_in_place_op():
+    """h += x on a 3-D Linear output makes transpose see two numbers (autograd rebuilds h's node as
+    AsStridedBackward0, then numbers transpose's): the first belongs to no op dispatched later."""
+    torch.manual_seed(0)
+    linear, norm = nn.Linear(8, 8), nn.BatchNorm1d(8)
+    x = torch.randn(2, 5, 8)
+    with pyprof_live.profile() as p:
+        h = linear(x)
+        h += x
+        norm(h.transpose(1, 2)).sum().backward()
+    ops = _ops(p)
+    as_strided = [op for op in ops if op.node == "AsStridedBackward0"]
+    assert as_strided and all(op.fwd == -1 for op in as_strided)
+    # BatchNorm's num_batches_tracked += 1 (in place, grad enabled) owns no number.
+    assert [op.seq for op in ops if op.name == "aten::add_" and op.module == "BatchNorm1d"] == [-1]
+
+
+class Doubled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        return t * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def test_a_function_whose_output_needs_no_grad_still_owns_its_node_number():
+    w, buffer = torch.randn(3, requires_grad=True), torch.zeros(1)
+    with pyprof_live.profile() as p:
+        c = Doubled.apply(torch.randn(3))  # numbers a node (0), though c needs no grad
+        d = w * c  # 1
+        buffer.add_(1)  # creates no node: must not own the Function's number
+        d.sin().sum().backward()
+    ops = _ops(p)
+    assert [(op.name, op.seq) for op in ops if op.dir == "fwd" and op.seq >= 0] == [
+        ("aten::mul", 1), ("aten::sin", 2), ("aten::sum", 3)]
+
+
+def test_a_closures_forward_inside_an_optimizer_step_is_fwd_and_its_backward_is_tied_to_it():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    opt = torch.optim.LBFGS(model.parameters(), max_iter=2)
+
+    def closure():
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        return loss
+
+    with pyprof_live.profile() as p:
+        opt.step(closure)
+    ops = _ops(p)
+    assert {op.dir for op in ops if op.name in ("aten::addmm", "aten::mse_loss")} == {"fwd"}
+    bwd = [op for op in ops if op.dir == "bwd" and not op.param]
+    assert bwd and all(op.fwd >= 0 for op in bwd)
+    assert {(op.node, _fwd_name(p, op)) for op in bwd} == {
+        ("MseLossBackward0", "aten::mse_loss"), ("AddmmBackward0", "aten::addmm"), ("TBackward0", "aten::t")}
+    assert "opt" in {op.dir for op in ops}  # LBFGS's own math is still the optimizer's

@@ -7,7 +7,8 @@ gets wrong, each with a test in tests/test_capture.py:
 - an in-place op on a view gets its CopySlices node only after it returns, so the NEXT advance
   starts with its number;
 - an in-place op that must save its input first clones it inside its autograd kernel: the clone
-  sees both numbers and owns the last; the in-place op, dispatched next, owns the one before;
+  sees both numbers and owns the last; the in-place op, dispatched next, owns the one before
+  (only after a clone: a view op also sees two numbers when autograd rebuilds its input's node);
 - a custom autograd Function numbers its node before its forward runs: that number is the
   Function record's, never an op's;
 - ops with grad disabled (a Function's forward, a saved-tensor pack hook) own no number and leave
@@ -29,6 +30,9 @@ from .recorder import (
     R_ARGS, R_DIR, R_END, R_FRAMES, R_OP_INFO, R_GRAD, R_KWARGS, R_LAYERS, R_MODULE, R_NODE,
     R_ID, R_NODE_SEQ, R_OUT, R_PARAM, R_PEEK, R_START, R_TID, R_VIEW_INPLACE,
 )
+
+#: What an in-place op's autograd kernel calls to save its input, after numbering its own node.
+_CLONE = "aten::clone"
 
 _dtype_names: dict = {}
 
@@ -161,7 +165,7 @@ class _SequenceNumbers:
             last_new = peek - 1
             if first_new <= last_new and record.dir != "bwd" and (tid, last_new) not in self.function_numbers:
                 record.seq = last_new - base
-                if first_new < last_new:
+                if first_new < last_new and record.name == _CLONE:
                     self.enclosing[tid] = last_new - 1
             self.last_peek[tid] = peek
         if view_inplace:

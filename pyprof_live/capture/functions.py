@@ -21,6 +21,7 @@ from .annotations import sink
 from .context import context
 
 _now = time.perf_counter_ns
+_peek_seq = torch._C._autograd._get_sequence_nr
 _WRAPPED = "__pyprof_live_wrapped__"
 
 
@@ -34,12 +35,15 @@ def _record_call(label: str, mod: str, call, args, kwargs, with_seq: bool = Fals
     if session is None or not session.recording:
         return call(*args, **kwargs)
     scope = session.open_function(label, mod)
+    before = _peek_seq()
     try:
         out = call(*args, **kwargs)
     finally:
         session.close_function(scope)
     if with_seq:
         scope.seq = _sequence_of(out)
+        if _peek_seq() > before:  # the node is numbered first, before forward runs
+            scope.node_number = before
     return out
 
 

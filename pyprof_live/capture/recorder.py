@@ -56,6 +56,12 @@ def tensor_meta(value):
     return value
 
 
+def host_direction(scope_dir: str, grad: bool) -> str:
+    """dir of an op outside autograd's engine. Optimizers run their math with grad disabled; ops
+    with grad enabled inside a step are a closure's forward (LBFGS, ``step(closure)``)."""
+    return "fwd" if scope_dir == "opt" and grad else scope_dir
+
+
 def backward_facts(ctx, param_names: dict) -> tuple:
     """(direction, node name, node sequence number, parameter name) inside autograd's engine."""
     current = _current_node()
@@ -161,8 +167,11 @@ class OpRecorder(TorchDispatchMode):
                 gpu.pop()
         end = _now()
         view_inplace = info.writes_first_arg and _creates_copy_slices(args)
+        grad = _grad_enabled()
         if _graph_task() == -1:
             direction = ctx.host_dir
+            if direction == "opt" and grad:  # host_direction(), inlined: this runs for every op
+                direction = "fwd"
             node, node_seq, param = "", -1, None
         else:
             direction, node, node_seq, param = backward_facts(ctx, self.param_names)
@@ -187,7 +196,7 @@ class OpRecorder(TorchDispatchMode):
             end,
             get_ident(),
             peek,
-            _grad_enabled(),
+            grad,
             view_inplace,
             direction,
             node_seq,
