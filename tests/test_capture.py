@@ -529,9 +529,9 @@ def test_a_thread_ident_reused_by_a_new_thread_restarts_its_counter():
     numbers = _SequenceNumbers(start_peek=100, start_tid=1, last_peek={1: 100}, function_numbers=set())
     first = [OpRecord(name=n, start=0, end=0, tid=7, dir="fwd") for n in ("aten::exp", "aten::mul", "aten::sum")]
     for op, peek in zip(first, (1, 2, 3)):  # the first thread: exp, mul, sum number nodes 0, 1, 2
-        numbers.assign(op, peek, grad=True, view_inplace=False, in_place=False)
+        numbers.assign(op, peek, may_number=True, view_inplace=False, in_place=False)
     sin = OpRecord(name="aten::sin", start=0, end=0, tid=7, dir="fwd")
-    numbers.assign(sin, 1, grad=True, view_inplace=False, in_place=False)  # a new thread, same ident
+    numbers.assign(sin, 1, may_number=True, view_inplace=False, in_place=False)  # a new thread, same ident
     assert [op.seq for op in first] + [sin.seq] == [0, 1, 2, 0]
 
 
@@ -684,3 +684,21 @@ def test_a_closures_forward_inside_an_optimizer_step_is_fwd_and_its_backward_is_
     assert {(op.node, _fwd_name(p, op)) for op in bwd} == {
         ("MseLossBackward0", "aten::mse_loss"), ("AddmmBackward0", "aten::addmm"), ("TBackward0", "aten::t")}
     assert "opt" in {op.dir for op in ops}  # LBFGS's own math is still the optimizer's
+
+
+def test_ops_that_cannot_create_a_node_leave_a_rebuilt_views_number_alone():
+    """h.mul_ on a Linear's 3-D output (a view): reading h's grad_fn later rebuilds it as
+    AsStridedBackward0, a number seen first by nn.GRU's zeros (hx), which takes no tensor."""
+    torch.manual_seed(0)
+    linear, gru = nn.Linear(6, 8), nn.GRU(8, 8, batch_first=True)
+    x = torch.randn(2, 3, 6)
+    with pyprof_live.profile() as p:
+        h = linear(x)
+        h.mul_(2)
+        gru(h)[0].sum().backward()
+    ops = _ops(p)
+    assert [op.seq for op in ops if op.name == "aten::zeros"] == [-1]
+    as_strided = [op for op in ops if op.node == "AsStridedBackward0"]
+    assert len(as_strided) == 4 and all(op.fwd == -1 for op in as_strided)
+    tied = [op for op in ops if op.dir == "bwd" and op.fwd >= 0]
+    assert {_fwd_name(p, op) for op in tied if op.node == "TransposeBackward0"} == {"aten::transpose"}

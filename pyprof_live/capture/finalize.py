@@ -11,8 +11,10 @@ gets wrong, each with a test in tests/test_capture.py:
   (only after a clone: a view op also sees two numbers when autograd rebuilds its input's node);
 - a custom autograd Function numbers its node before its forward runs: that number is the
   Function record's, never an op's;
-- ops with grad disabled (a Function's forward, a saved-tensor pack hook) own no number and leave
-  the advance they saw to the next op that runs with grad enabled;
+- ops that cannot have created a node own no number and leave the advance they saw to the next op:
+  those run with grad disabled (a Function's forward, a saved-tensor pack hook), those without a
+  tensor argument (zeros, randn) and detach; a number they saw may be a view's node that autograd
+  rebuilt (AsStridedBackward0), which belongs to no op;
 - a thread whose counter went down is a new thread that reused the ident: its counter restarted;
 - steps that ``profile(steps=...)`` does not record advance the counter unseen: recording
   resumes from the counter's value at that moment (``resyncs``).
@@ -27,12 +29,16 @@ import torch
 from ..records import NO_LINK, OpRecord, TensorMeta, Unknown
 from . import callsite
 from .recorder import (
+    NESTED_TENSOR,
     R_ARGS, R_DIR, R_END, R_FRAMES, R_OP_INFO, R_GRAD, R_KWARGS, R_LAYERS, R_MODULE, R_NODE,
     R_ID, R_NODE_SEQ, R_OUT, R_PARAM, R_PEEK, R_START, R_TID, R_VIEW_INPLACE,
 )
 
 #: What an in-place op's autograd kernel calls to save its input, after numbering its own node.
 _CLONE = "aten::clone"
+
+#: Ops that take tensors but never create an autograd node.
+_NEVER_NUMBERED = frozenset({"aten::detach", "aten::detach_"})
 
 _dtype_names: dict = {}
 
@@ -96,10 +102,11 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
             key, arguments = None, None
         if arguments is None:
             kw = tuple((k, to_arg(v)) for k, v in raw[R_KWARGS])
-            arguments = (tuple(to_arg(a) for a in raw[R_ARGS]) + tuple(v for _, v in kw), kw, _outputs(raw[R_OUT]))
+            inputs = tuple(to_arg(a) for a in raw[R_ARGS]) + tuple(v for _, v in kw)
+            arguments = (inputs, kw, _outputs(raw[R_OUT]), any(map(_may_hold_tensors, inputs)))
             if key is not None:
                 converted[key] = arguments
-        inputs, kw, outputs = arguments
+        inputs, kw, outputs, takes_tensors = arguments
         node_seq = raw[R_NODE_SEQ]
         param = raw[R_PARAM] or ""
         record = OpRecord(
@@ -121,7 +128,8 @@ def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_pe
             param=param,
             external_id=raw[R_ID],
         )
-        numbers.assign(record, raw[R_PEEK], raw[R_GRAD], raw[R_VIEW_INPLACE], info.writes_first_arg)
+        may_number = raw[R_GRAD] and takes_tensors and info.name not in _NEVER_NUMBERED
+        numbers.assign(record, raw[R_PEEK], may_number, raw[R_VIEW_INPLACE], info.writes_first_arg)
         records.append(record)
     _relative_node_numbers(records, start_peek, start_tid)
     return records
@@ -143,7 +151,8 @@ class _SequenceNumbers:
         self.copy_slices.pop(tid, None)
         self.enclosing.pop(tid, None)
 
-    def assign(self, record, peek: int, grad: bool, view_inplace: bool, in_place: bool) -> None:
+    def assign(self, record, peek: int, may_number: bool, view_inplace: bool, in_place: bool) -> None:
+        """``may_number``: the op could have created a node (grad enabled, a tensor argument)."""
         tid = record.tid
         base = self.start_peek if tid == self.start_tid else 0
         previous = self.last_peek.get(tid, base)  # the profile's start thread is in it from start()
@@ -153,10 +162,10 @@ class _SequenceNumbers:
         enclosing = self.enclosing.pop(tid, None)
         if peek == previous:
             self.copy_slices.pop(tid, None)
-            if (enclosing is not None and grad and in_place and record.dir != "bwd"
+            if (enclosing is not None and may_number and in_place and record.dir != "bwd"
                     and (tid, enclosing) not in self.function_numbers):
                 record.seq = enclosing - base
-        elif grad:
+        elif may_number:
             first_new = previous
             waiting = self.copy_slices.pop(tid, None)
             if waiting is not None:
@@ -170,6 +179,13 @@ class _SequenceNumbers:
             self.last_peek[tid] = peek
         if view_inplace:
             self.copy_slices[tid] = record
+
+
+def _may_hold_tensors(value) -> bool:
+    """A tensor argument, or one that may be (a list holding tensors; a nested tensor is kept as text)."""
+    if isinstance(value, TensorMeta) or (isinstance(value, str) and value.startswith(NESTED_TENSOR)):
+        return True
+    return type(value) is tuple and any(isinstance(v, TensorMeta) for v in value)
 
 
 def _relative_node_numbers(records, start_peek: int, start_tid: int) -> None:

@@ -25,6 +25,9 @@ _graph_task = torch._C._current_graph_task_id
 _current_node = torch._C._current_autograd_node
 _grad_enabled = torch.is_grad_enabled
 
+#: How a tensor without sizes (nested) is described in a record: this prefix, then its dtype.
+NESTED_TENSOR = "nested tensor "
+
 #: Sequence number autograd gives nodes that have none (AccumulateGrad).
 NO_SEQUENCE = 2**64 - 1
 _ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
@@ -85,7 +88,7 @@ def _described(value):
         try:
             return (tuple(value.shape), value.dtype)
         except RuntimeError:
-            return f"nested tensor {value.dtype}"
+            return f"{NESTED_TENSOR}{value.dtype}"
     if type(value) in _SEQUENCES:
         return tuple([_described(v) for v in value])
     return value
