@@ -78,7 +78,8 @@ _start, _end = attrgetter("start"), attrgetter("end")
 
 def sort_by_start(records: list, table: str) -> None:
     """Sort a table's records by start time, refusing (ValueError) a row whose start or end is NULL:
-    a missing time would otherwise fail far from here, or not at all and put the record nowhere."""
+    a missing time would otherwise fail far from here, or not at all and put the record nowhere
+    (read_export then names the row)."""
     if None in map(_start, records) or None in map(_end, records):
         raise ValueError(f"{table} has a row without a start or end time")
     records.sort(key=_start)  # exports are near-sorted already: this costs little
@@ -112,28 +113,67 @@ def _check_header(path: Path) -> None:
         raise ProfileFormatError(path, f"truncated SQLite database ({size} of {pages * page_size} bytes)")
 
 
-def read_export(path, reader):
+def read_export(path, reader, integer_columns):
     """``reader(db, schema)`` on the export at ``path``, opened read-only; bad files raise
-    ProfileFormatError, never sqlite3 errors nor the TypeError of a NULL where a number belongs."""
+    ProfileFormatError, never sqlite3 errors nor the TypeError of a NULL where a number belongs.
+
+    ``integer_columns(schema)`` lists what the reader computes with, as ``(table, SQL condition of
+    the rows it reads, ((column, NULL allowed), ...))``: when a value of another type fails the
+    reader, the error names the first such value (table, rowid, column), not the Python error.
+    """
     path = Path(path)
     _check_header(path)
     with paused_gc():
-        return _read(path, reader)
+        return _read(path, reader, integer_columns)
 
 
-def _read(path: Path, reader):
+def _read(path: Path, reader, integer_columns):
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise ProfileFormatError(path, f"cannot open the SQLite database ({error})") from None
     db.text_factory = bytes
     try:
-        return reader(db, Schema(db))
+        schema = Schema(db)
+        return reader(db, schema)
     except sqlite3.OperationalError as error:  # a table or column this reader needs is not there
         raise ProfileFormatError(path, f"cannot read the export ({error})") from None
     except sqlite3.DatabaseError as error:
         raise ProfileFormatError(path, f"corrupt SQLite database ({error})") from None
-    except (TypeError, ValueError, OverflowError) as error:  # SQLite columns hold any type, NULL too
-        raise ProfileFormatError(path, f"malformed value in the export ({error})") from None
+    except (TypeError, ValueError, OverflowError):  # SQLite columns hold any type, NULL too
+        raise ProfileFormatError(path, _ill_typed_value(db, schema, integer_columns(schema))) from None
     finally:
         db.close()
+
+
+#: The SQL list of SQLite types (typeof) an integer column may hold, by whether NULL is allowed.
+_ALLOWED_TYPES = {False: "('integer')", True: "('integer', 'null')"}
+
+
+def _ill_typed_value(db, schema: Schema, integer_columns: list) -> str:
+    """The first value of ``integer_columns`` that is not an integer (or a NULL where none is
+    allowed), as "TABLE rowid N: column is text 'x', expected an integer". One scan per table."""
+    for table, rows_read, columns in integer_columns:
+        columns = [(column, nullable) for column, nullable in columns if schema.has(table, column)]
+        if not columns:
+            continue
+        wrong = " OR ".join(f'typeof("{column}") NOT IN {_ALLOWED_TYPES[nullable]}' for column, nullable in columns)
+        types_and_values = ", ".join(f'typeof("{column}"), "{column}"' for column, _ in columns)
+        try:
+            row = db.execute(f"SELECT rowid, {types_and_values} FROM {table} WHERE ({rows_read}) AND ({wrong}) "
+                             "LIMIT 1").fetchone()
+        except sqlite3.Error:  # no rowid, or damage this scan reaches and the reader did not
+            continue
+        if row is not None:
+            for (column, nullable), kind, value in zip(columns, row[1::2], row[2::2]):
+                if kind != b"integer" and (kind != b"null" or not nullable):
+                    return f"{table} rowid {row[0]}: {column} is {_sqlite_value(kind, value)}, expected an integer"
+    return "a value in the export has an unexpected type"
+
+
+def _sqlite_value(kind: bytes, value) -> str:
+    """A value as SQLite types it: NULL, text 'x', a real number 1.5, a blob."""
+    if kind == b"text":
+        text = decode(value)
+        return f"text {text if len(text) <= 40 else text[:39] + '…'!r}"
+    return {b"null": "NULL", b"real": f"a real number {value}"}.get(kind, "a blob")

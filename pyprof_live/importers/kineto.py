@@ -61,6 +61,7 @@ from ..records import (
     TensorMeta,
     Unknown,
 )
+from .kineto_checks import event_label, event_problem, first_event_problem, header_problem
 from .launches import LaunchingPids
 from .trace_json import Progress, read_trace_events
 
@@ -636,19 +637,20 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
     handlers = builder.handlers
     memory = builder.memory
     header: dict = {}
-    event = None
     with paused_gc():
         try:
-            for event in read_trace_events(path, header, progress):
+            for index, event in enumerate(read_trace_events(path, header, progress)):
                 handler = handlers.get(event.get("cat"))
                 if handler is not None:
                     handler(event)
                 elif event.get("name") == "[memory]":  # 2021 dialect: no category
                     memory(event)
-        except _MALFORMED as exc:
-            what = f"{event.get('cat')!r} event" if isinstance(event, dict) else f"entry {event!r:.40}"
-            raise ProfileFormatError(path, f"malformed {what} in traceEvents ({type(exc).__name__}: {exc})") from None
+        except _MALFORMED:
+            problem = event_problem(event, index) or f"{event_label(event, index)} has a value of an unexpected type"
+            raise ProfileFormatError(path, problem) from None
         try:
             return builder.finish(path, header)
-        except _MALFORMED as exc:  # a header entry, or ids that only clash once all events are in
-            raise ProfileFormatError(path, f"malformed trace header or ids ({type(exc).__name__}: {exc})") from None
+        except _MALFORMED:  # a header entry, or ids that are used only once every event is in
+            problem = (header_problem(header) or first_event_problem(read_trace_events(path))
+                       or "a value of an unexpected type in the trace")
+            raise ProfileFormatError(path, problem) from None

@@ -43,6 +43,7 @@ NVTX = "NVTX_EVENTS"
 
 _RUNTIME_CLASS, _DRIVER_CLASS = 0, 1
 _NVTX_MARK, _NVTX_PUSH_POP, _NVTX_START_END, _NVTX_DOMAIN_CREATE = 34, 59, 60, 75
+_NVTX_RANGE_TYPES = f"({_NVTX_MARK}, {_NVTX_PUSH_POP}, {_NVTX_START_END})"
 
 
 class _GlobalIds(dict):
@@ -70,7 +71,23 @@ def load_nsys(path, progress=None) -> Profile:
     file that is missing, empty, not SQLite, truncated, corrupt, not a profiler export, or an
     export that holds no GPU or NVTX activity.
     """
-    return read_export(path, lambda db, schema: _read(db, schema, path, progress or _silent))
+    return read_export(path, lambda db, schema: _read(db, schema, path, progress or _silent), _integer_columns)
+
+
+def _integer_columns(schema: Schema) -> list:
+    """What the readers compute with (sorts, compares, bit shifts), for read_export's errors: (table,
+    the rows read, ((column, NULL allowed), ...))."""
+    if nvprof.is_nvprof(schema):
+        return nvprof.integer_columns(schema)
+    work = (("start", False), ("end", False), ("globalPid", True))
+    return [
+        (KERNEL, "1", work),
+        (MEMCPY, "1", work),
+        (MEMSET, "1", work),
+        (RUNTIME, _api_rows(schema) or "0", (("start", False), ("end", False), ("globalTid", False))),
+        (NVTX, f"eventType IN {_NVTX_RANGE_TYPES}", (("start", False), ("end", True), ("globalTid", True))),
+        ("TARGET_INFO_GPU", "1", (("id", False),)),
+    ]
 
 
 def _silent(fraction: float, stage: str) -> None:
@@ -157,18 +174,23 @@ def _gpu_work_keys(schema: Schema) -> str:
     )
 
 
-def _api_class_filter(schema: Schema) -> str:
-    return f"eventClass IN ({_RUNTIME_CLASS}, {_DRIVER_CLASS})" if schema.has(RUNTIME, "eventClass") else "1"
+def _api_rows(schema: Schema) -> str | None:
+    """The SQL condition of the API calls read: runtime and driver calls that launched GPU work of
+    their process; None when there is no such work."""
+    keys = _gpu_work_keys(schema)
+    if not keys:
+        return None
+    event_class = f"eventClass IN ({_RUNTIME_CLASS}, {_DRIVER_CLASS})" if schema.has(RUNTIME, "eventClass") else "1"
+    return f"{event_class} AND (correlationId, (globalTid >> 24) & 16777215) IN ({keys})"
 
 
 def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
-    keys = _gpu_work_keys(schema)
-    if not schema.has(RUNTIME) or not keys:
+    rows_read = _api_rows(schema)
+    if not schema.has(RUNTIME) or rows_read is None:
         return []
     event_class = schema.column(RUNTIME, "eventClass", str(_RUNTIME_CLASS))
     rows = db.execute(
-        f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} "
-        f"WHERE {_api_class_filter(schema)} AND (correlationId, (globalTid >> 24) & 16777215) IN ({keys})"
+        f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} WHERE {rows_read}"
     )
     names: dict = {}
     apis = []
@@ -202,7 +224,7 @@ def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list,
         f"CASE n.eventType WHEN {_NVTX_PUSH_POP} THEN {PUSH_POP} WHEN {_NVTX_START_END} THEN {START_END} "
         f"ELSE {MARK} END "
         f"FROM {NVTX} AS n {join} "
-        f"WHERE n.eventType IN ({_NVTX_MARK}, {_NVTX_PUSH_POP}, {_NVTX_START_END})"
+        f"WHERE n.eventType IN {_NVTX_RANGE_TYPES}"
     )
     return ranges_from_query(db, query, "n.start, stop DESC, n.globalTid", (capture_end,), ids, domains)
 

@@ -36,6 +36,18 @@ _MARKER = "CUPTI_ACTIVITY_KIND_MARKER"
 _MARKER_INSTANT, _MARKER_START, _MARKER_END = 1, 2, 4
 
 
+def integer_columns(schema: Schema) -> list:
+    """What this reader computes with (sorts, compares), for read_export's errors: (table, the rows
+    read, ((column, NULL allowed), ...))."""
+    times = (("start", False), ("end", False))
+    return [
+        *((table, "1", times) for table in _KERNEL_TABLES),
+        *((table, _api_rows(schema) or "0", times) for table, _ in _API_TABLES),
+        *((table, "1", times) for table, _ in _MEMORY_TABLES),
+        (_MARKER, f"flags IN ({_MARKER_INSTANT}, {_MARKER_START}, {_MARKER_END})", (("timestamp", False),)),
+    ]
+
+
 def is_nvprof(schema: Schema) -> bool:
     return schema.has("StringTable") or schema.has("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
 
@@ -68,16 +80,21 @@ def _gpu_work_correlations(schema: Schema) -> str:
     return " UNION ALL ".join(f"SELECT correlationId FROM {t}" for t in tables)
 
 
-def _apis(db, schema: Schema) -> list:
+def _api_rows(schema: Schema) -> str | None:
+    """The SQL condition of the API calls read: those that launched GPU work; None when there is none."""
     correlations = _gpu_work_correlations(schema)
+    return f"correlationId IN ({correlations})" if correlations else None
+
+
+def _apis(db, schema: Schema) -> list:
+    rows_read = _api_rows(schema)
     apis = []
     for table, kind in _API_TABLES:
-        if not schema.has(table) or not correlations:
+        if not schema.has(table) or rows_read is None:
             continue
         name_of = _CallbackNames(kind)
         rows = db.execute(
-            f"SELECT cbid, start, end, correlationId, processId, threadId & 4294967295 FROM {table} "
-            f"WHERE correlationId IN ({correlations})"
+            f"SELECT cbid, start, end, correlationId, processId, threadId & 4294967295 FROM {table} WHERE {rows_read}"
         )
         apis.extend(
             ApiRecord(name_of[cbid], start, end, correlation, tid, pid, kind)
