@@ -2,7 +2,9 @@
 
 Flags follow PyProf's (``-c idx,dir,kernel,params,sil``, ``--csv``, ``-w 150``; space-separated
 output by default, for awk). Bad input is one line on stderr naming the file, exit code 2.
-``--chrome OUT`` / ``--html OUT`` write those exports instead of printing the report.
+``--chrome OUT`` / ``--html OUT`` write those exports instead of printing the report. Options that
+cannot mean anything (a report option with an export, a table option with a summary view, an output
+name of the wrong kind) are usage errors, found before the input is read.
 ``pyprof-live diff A B`` compares two profiles op by op.
 """
 
@@ -16,8 +18,29 @@ import sys
 from .columns import COLUMNS
 from .errors import PyprofLiveError
 from .profile import VIEW_NAMES
+from .render.files import _file_to_replace
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
+
+#: (flag, attribute, what its file is, the endings that file's name must have).
+_EXPORTS = (
+    ("--chrome", "chrome", "a Chrome trace is .json or .json.gz", (".json", ".json.gz")),
+    ("--html", "html", "an HTML report is .html or .htm", (".html", ".htm")),
+)
+#: (flag, attribute) of the options of the kernel table, and of every option of the printed report.
+_TABLE_OPTIONS = (("-c", "columns"), ("--sort", "sort"))
+_REPORT_OPTIONS = (("--view", "view"), *_TABLE_OPTIONS, ("--limit", "limit"), ("--csv", "csv"), ("-w", "width"))
+
+
+def _line_width(text: str) -> int:
+    """``-w``: characters per line. argparse's ``int`` would take 0, which the report reads as "no -w"."""
+    try:
+        width = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+    if width < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {width}")
+    return width
 
 
 def _column_help() -> str:
@@ -35,14 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="profile to read (its kind is recognised from its content)")
-    parser.add_argument("-c", "--columns", default=PYPROF_DEFAULT_COLUMNS,
+    parser.add_argument("-c", "--columns",
                         help=f"comma-separated columns of the kernel table (default: {PYPROF_DEFAULT_COLUMNS})")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
-    output.add_argument("-w", "--width", type=int, help="aligned columns fitted into this many characters")
+    output.add_argument("-w", "--width", type=_line_width, help="aligned columns fitted into this many characters")
     parser.add_argument("--sort", help="sort rows by this column (sil, host, flops, bytes: largest first)")
     parser.add_argument("--limit", type=int, help="show only the first N rows")
-    parser.add_argument("--view", choices=VIEW_NAMES, default="table",
+    parser.add_argument("--view", choices=VIEW_NAMES,
                         help="table (one row per kernel, default) or a summary")
     parser.add_argument("--chrome", metavar="OUT",
                         help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report")
@@ -61,7 +84,7 @@ def build_diff_parser() -> argparse.ArgumentParser:
     parser.add_argument("--by", choices=("op", "op+shape"), default="op", help="match ops by name, or by name and input shapes")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
-    output.add_argument("-w", "--width", type=int, help="fit the lines into this many characters")
+    output.add_argument("-w", "--width", type=_line_width, help="fit the lines into this many characters")
     parser.add_argument("--limit", type=int, help="show only the first N rows")
     return parser
 
@@ -98,13 +121,12 @@ def main(argv=None) -> int:
         return diff_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    _check_options(parser, args)
     try:
         profile = _load(args.file)
-        if args.chrome or args.html:
+        if args.chrome is not None or args.html is not None:
             return _export(profile, args)
-        if args.view != "table":
-            if args.sort or args.columns != PYPROF_DEFAULT_COLUMNS:
-                parser.error("-c and --sort apply to the kernel table, not to --view " + args.view)
+        if args.view not in (None, "table"):
             view = profile.view(args.view)
             from .render.text import render_view
 
@@ -112,10 +134,44 @@ def main(argv=None) -> int:
             text = render_view(view, fmt=fmt, width=args.width, limit=args.limit)
         else:
             fmt = "csv" if args.csv else "columns" if args.width else "space"
-            text = profile.table(sort=args.sort, columns=args.columns, width=args.width, fmt=fmt, limit=args.limit)
+            text = profile.table(sort=args.sort, width=args.width, fmt=fmt, limit=args.limit,
+                                 columns=PYPROF_DEFAULT_COLUMNS if args.columns is None else args.columns)
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live: error: {e}\n")
     return _print(text)
+
+
+def _check_options(parser, args) -> None:
+    """Refuse, before the input is read, options that would be ignored or misread (exit code 2)."""
+    exports = [flag for flag, attribute, _, _ in _EXPORTS if getattr(args, attribute) is not None]
+    for flag, attribute, kind, endings in _EXPORTS:
+        path = getattr(args, attribute)
+        if path == "":
+            parser.error(f"{flag} needs a file name")
+        if path is not None and not path.endswith(endings) and not _written_into(path):
+            parser.error(f"{flag} {path}: {kind}")
+    if exports:
+        _refuse_given(parser, args, _REPORT_OPTIONS, "the printed report, not to " + " and ".join(exports))
+    elif args.view not in (None, "table"):
+        _refuse_given(parser, args, _TABLE_OPTIONS, "the kernel table, not to --view " + args.view)
+
+
+def _refuse_given(parser, args, options, where: str) -> None:
+    """A usage error naming those of ``options`` that the command line gave, if any."""
+    given = [flag for flag, attribute in options if getattr(args, attribute) not in (None, False)]
+    if given:
+        flags = given[0] if len(given) == 1 else ", ".join(given[:-1]) + " and " + given[-1]
+        parser.error(f"{flags} {'applies' if len(given) == 1 else 'apply'} to {where}")
+
+
+def _written_into(path) -> bool:
+    """Whether the writer writes into ``path`` as it is rather than creating or replacing a file
+    there: an existing FIFO, device, /dev/stdout (or says why it cannot: a directory). Its name
+    then says nothing about what it holds, so its ending is not checked."""
+    try:
+        return _file_to_replace(path) is None
+    except OSError:  # a symlink loop: left to the write, which names the problem
+        return False
 
 
 def _export(profile, args) -> int:
