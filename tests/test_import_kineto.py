@@ -562,8 +562,8 @@ def valid_gzip_trace() -> bytes:
         (b'{"a": 1}', "no traceEvents array"),
         (b'"just a string"', "not a Kineto trace"),
         (b'{"traceEvents": {"ph": "X"}}', "expected '['"),
-        (b'{"traceEvents": [1, 2]}', "malformed entry 1"),
-        (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}]}', "malformed 'cpu_op' event"),
+        (b'{"traceEvents": [1, 2]}', "traceEvents[0] is a number, not an event object"),
+        (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}]}', "cpu_op event traceEvents[0] has no 'ts'"),
         (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}',
          "expected ',' or ']' between trace events, found end of file"),
         (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "du', "ends inside a JSON value"),
@@ -576,10 +576,10 @@ def valid_gzip_trace() -> bytes:
         (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "JSON nested too deeply"),
         (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b', "traceEvents": []}', "JSON nested too deeply"),
         (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": Infinity, "dur": 1, "pid": 1, "tid": 1}]}',
-         "malformed 'cpu_op' event in traceEvents (OverflowError"),
+         "cpu_op event traceEvents[0]: 'ts' is Infinity, expected a finite number"),
         # found after the last event: not blamed on it
         (b'{"deviceProperties": 5, "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, '
-         b'"pid": 1, "tid": 1}]}', "malformed trace header or ids (TypeError"),
+         b'"pid": 1, "tid": 1}]}', "the trace header's 'deviceProperties' is a number, expected an array"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_file(tmp_path, data, problem):

@@ -183,8 +183,7 @@ def test_null_kernel_time_is_a_format_error(tmp_path):
         db.execute("UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET end = NULL WHERE correlationId = 11")
     with pytest.raises(ProfileFormatError) as caught:
         load_nsys(path)
-    assert str(caught.value) == (f"{path}: malformed value in the export (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL or "
-                                 "CUPTI_ACTIVITY_KIND_KERNEL has a row without a start or end time)")
+    assert str(caught.value) == f"{path}: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL rowid 2: end is NULL, expected an integer"
 
 
 # Counts checked by hand with sqlite3 on net.sql:
