@@ -18,7 +18,7 @@ import sys
 from .columns import COLUMNS
 from .errors import PyprofLiveError
 from .profile import VIEW_NAMES
-from .render.files import _file_to_replace
+from .render.files import file_to_replace
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
 
@@ -169,7 +169,7 @@ def _written_into(path) -> bool:
     there: an existing FIFO, device, /dev/stdout (or says why it cannot: a directory). Its name
     then says nothing about what it holds, so its ending is not checked."""
     try:
-        return _file_to_replace(path) is None
+        return file_to_replace(path) is None
     except OSError:  # a symlink loop: left to the write, which names the problem
         return False
 

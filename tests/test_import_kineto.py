@@ -360,6 +360,17 @@ def test_python_function_events_give_callsite_and_module(tmp_path):
     assert (other.callsite, other.module) == ((), "")
 
 
+def test_a_python_frame_that_is_its_own_parent_ends_the_walk(tmp_path):
+    """A damaged trace: frame 2 names itself as parent (the walk up the chain looped forever)."""
+    events = [
+        python_frame("train.py(52): <module>", 0, 1000, 1, None),
+        python_frame("model.py(20): forward", 10, 900, 2, 2),
+        cpu_op("aten::relu", 20, 50, ext=1),
+    ]
+    relu = by_name(load_kineto(write_trace(tmp_path, events)).records.ops, "aten::relu")
+    assert (relu.callsite, relu.module) == (("model.py:20",), "")
+
+
 def test_callsite_keeps_at_most_callsite_depth_frames(tmp_path):
     depth = kineto.CALLSITE_DEPTH
     events = [python_frame(f"f{i}.py({i}): fn", i, 1000 - 2 * i, i + 1, i or None) for i in range(depth + 3)]

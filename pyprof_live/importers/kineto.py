@@ -264,12 +264,15 @@ class _PythonStacks:
                     break
 
     def _context_of(self, pid: int, python_id) -> tuple:
-        """Memoised walk up the Python parent chain; iterative, as stacks can be deep."""
+        """Memoised walk up the Python parent chain; iterative, as stacks can be deep. A chain that
+        comes back to itself (a damaged trace: an event its own parent) ends where it loops."""
         context = self._context
         chain = []
+        on_chain = set()
         key = (pid, python_id)
-        while key not in context and key in self._links:
+        while key not in context and key in self._links and key not in on_chain:
             chain.append(key)
+            on_chain.add(key)
             key = (pid, self._links[key][0])
         callsite, module = context.get(key, ((), ""))
         for key in reversed(chain):

@@ -30,7 +30,7 @@ def write_text_atomically(path, write, compress: bool | None = None) -> None:
     if compress is None:
         compress = Path(path).suffix == ".gz"
     try:
-        target = _file_to_replace(path)
+        target = file_to_replace(path)
         if target is None:
             with open(path, "ab") as stream:  # append: a file behind /dev/stdout may be the shell's `>>`
                 _encode(stream, write, compress)
@@ -42,7 +42,7 @@ def write_text_atomically(path, write, compress: bool | None = None) -> None:
         raise OSError(error.errno, error.strerror, str(path)) from None
 
 
-def _file_to_replace(path) -> str | None:
+def file_to_replace(path) -> str | None:
     """The path of the regular file ``path`` names (or would create), its symlinks followed; None when
     it must be written into instead: an existing FIFO, device or directory (opening it says what is
     wrong), or a link to an open descriptor, whose file may be one the shell opened for appending."""
