@@ -260,21 +260,23 @@ def test_a_missing_time_is_named_with_its_row(tmp_path):
     assert load_error(load_nsys, path) == f"{path}: CUPTI_ACTIVITY_KIND_KERNEL rowid 1: end is NULL, expected an integer"
 
 
-def test_nvprof_exports_are_diagnosed_by_their_own_tables(tmp_path):
+def nvprof_export(tmp_path, statement: str):
+    """The nvprof test export, then ``statement`` spoils it."""
     path = tmp_path / "net.sql"
     build_export(path)
     with sqlite3.connect(path) as db:
-        db.execute("UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET start = 'late' WHERE _id_ = 2")
+        db.execute(statement)
     db.close()
+    return path
+
+
+def test_nvprof_exports_are_diagnosed_by_their_own_tables(tmp_path):
+    path = nvprof_export(tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET start = 'late' WHERE _id_ = 2")
     assert load_error(load_nsys, path) == (f"{path}: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL rowid 2: start is text 'late', "
                                            "expected an integer")
 
 
 def test_a_value_no_column_check_describes_still_says_what_is_wrong(tmp_path):
     """A marker's thread (objectId) must be bytes: a real number there is deeper than the column checks look."""
-    path = tmp_path / "net.sql"
-    build_export(path)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE CUPTI_ACTIVITY_KIND_MARKER SET objectId = 2.5")
-    db.close()
+    path = nvprof_export(tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_MARKER SET objectId = 2.5")
     assert load_error(load_nsys, path) == f"{path}: a value in the export has an unexpected type"
