@@ -233,11 +233,25 @@ def diff_main(argv) -> int:
 
 def _print(text: str) -> int:
     try:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        _write_stdout(text if text.endswith("\n") else text + "\n")
     except BrokenPipeError:  # `pyprof-live f.sqlite | head` is normal use
         sys.stderr.close()
     except OSError as e:  # a full disk, a file size limit
         sys.stderr.write(f"pyprof-live: error: cannot write to stdout: {e.strerror or e}\n")
         return 2
     return 0
+
+
+def _write_stdout(text: str) -> None:
+    """All of ``text``, or an OSError. An unbuffered stdout (PYTHONUNBUFFERED) drops the rest of a
+    short write silently (a disk filling up), so the descriptor is written until everything is out."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a notebook's, a test's)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    while data:
+        data = data[os.write(fd, data):]

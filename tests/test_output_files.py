@@ -204,3 +204,17 @@ def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path):
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_cli_report_cut_short_by_a_file_size_limit_is_an_error(saved, tmp_path, unbuffered):
+    """Room for part of the report only: the first write is short. An unbuffered stdout
+    (PYTHONUNBUFFERED, common in containers) used to drop the rest silently and exit 0."""
+    limit = 200  # bytes; the report is longer
+    out = tmp_path / "report.txt"
+    with open(out, "wb") as stdout:
+        done = run_cli(saved, stdout=stdout, env={**os.environ, "PYTHONUNBUFFERED": unbuffered},
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert (done.returncode, done.stderr) == (2, "pyprof-live: error: cannot write to stdout: File too large\n")
+    assert out.stat().st_size == limit
