@@ -410,6 +410,9 @@ def test_real_windows_export_decodes_latin1_metadata(shared_data):
     assert p.meta["export"]["EXPORT_PLATFORM"] == "windows-desktop"
     assert "\ufffd" in "".join(p.meta["export"].values())
     assert [d.name for d in p.records.devices] == ["GeForce GTX 1060 with Max-Q Design"]
+    # SELECT count(*) FROM <KERNEL | MEMCPY | MEMSET> g WHERE NOT EXISTS (SELECT 1 FROM
+    # CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = g.correlationId): 2 + 1 + 0
+    assert p.meta["warnings"] == ["3 kernels/memops have no runtime or driver event with their correlation id"]
 
 
 def test_real_multi_gpu_export_keeps_idle_gpus(shared_data):

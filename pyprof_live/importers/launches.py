@@ -15,6 +15,11 @@ from __future__ import annotations
 NO_HOST = 0
 
 
+def unlaunched_warning(count: int) -> str:
+    """The meta["warnings"] line for GPU rows whose launch the source does not hold."""
+    return f"{count} kernels/memops have no runtime or driver event with their correlation id"
+
+
 class LaunchingPids:
     """correlation id -> launching pid, counting the GPU rows it could not place."""
 
@@ -50,7 +55,7 @@ class LaunchingPids:
         """meta["warnings"] lines for the rows counted so far."""
         out = []
         if self.unlaunched:
-            out.append(f"{self.unlaunched} kernels/memops have no runtime or driver event with their correlation id")
+            out.append(unlaunched_warning(self.unlaunched))
         if self.ambiguous:
             out.append(
                 f"{self.ambiguous} kernels/memops have a correlation id that API calls of several processes carry "

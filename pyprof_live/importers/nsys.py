@@ -33,6 +33,7 @@ from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
 from ._sqlite import COPY_KINDS, Schema, Strings, api_name, decode, read_export, require_activity, sort_by_start
+from .launches import unlaunched_warning
 from .nvtx_markers import MARK, PUSH_POP, START_END, ranges_from_query
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -116,6 +117,10 @@ def _read(db, schema: Schema, path, progress) -> Profile:
         "path": str(path),
         "export": _export_meta(db, schema),
     }
+    launched = {(a.pid, a.correlation) for a in apis}
+    unlaunched = sum((w.pid, w.correlation) not in launched for rows in (kernels, memops) for w in rows)
+    if unlaunched:
+        meta["warnings"] = [unlaunched_warning(unlaunched)]
     devices = _devices(db, schema, {k.device for k in kernels} | {m.device for m in memops})
     progress(1.0, "done")
     return Profile(ops=ops, apis=apis, kernels=kernels, memops=memops, ranges=ranges, devices=devices, meta=meta)
