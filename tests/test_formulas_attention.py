@@ -29,6 +29,15 @@ def test_cpu_sdpa_forward_and_backward_hand_computed():
     assert checked_evaluate(backward) == Cost(163840, 33280, "")
 
 
+def test_cpu_sdpa_backward_reads_the_mask_again():
+    q, k, v = (torch.randn(2, 4, 16, 8, requires_grad=True) for _ in range(3))
+    mask, grad = torch.randn(16, 16), torch.randn(2, 4, 16, 8)
+    ops, _ = record(lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask).backward(grad))
+    (backward,) = [op for op in ops if op.name == "aten::_scaled_dot_product_flash_attention_for_cpu_backward"]
+    # As above (33280 bytes), plus the (16, 16) fp32 mask read: 33280 + 4 * 256 = 34304.
+    assert checked_evaluate(backward) == Cost(163840, 34304, "")
+
+
 def test_flash_kernel_layout_is_batch_seq_heads_dim():
     # Kineto (Qwen1.5 on H100): aten::_flash_attention_forward with q, k, v (16, 559, 16, 64) bf16 = (B, S, H, D).
     # 2 matmuls * 2 * B 16 * H 16 * 559 * 559 * 64 = 20478754816 flops (torch's own registry, reading the shape as

@@ -92,24 +92,26 @@ def _sdpa(a: OpArgs) -> Work:
     return _sdpa_work(q, k, v, [(q.shape, k.shape, v.shape)], (mask,), writes_lse, _recorded(a, 2 if writes_lse else 1))
 
 
-# name -> positions of (grad_out, query, key, value, out, logsumexp)
+# name -> positions of (grad_out, query, key, value, out, logsumexp), and (position, name) of the
+# mask/bias argument, read again by backward, or None
 _SDPA_BACKWARD = {
-    "aten::_scaled_dot_product_flash_attention_backward": (0, 1, 2, 3, 4, 5),
-    "aten::_scaled_dot_product_flash_attention_for_cpu_backward": (0, 1, 2, 3, 4, 5),
-    "aten::_scaled_dot_product_efficient_attention_backward": (0, 1, 2, 3, 5, 6),
-    "aten::_scaled_dot_product_cudnn_attention_backward": (0, 1, 2, 3, 4, 5),
-    "aten::_scaled_dot_product_fused_attention_overrideable_backward": (0, 1, 2, 3, 6, 7),
-    "flex_attention_backward": (5, 0, 1, 2, 3, 4),
+    "aten::_scaled_dot_product_flash_attention_backward": ((0, 1, 2, 3, 4, 5), None),
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward": ((0, 1, 2, 3, 4, 5), (8, "attn_mask")),
+    "aten::_scaled_dot_product_efficient_attention_backward": ((0, 1, 2, 3, 5, 6), (4, "attn_bias")),
+    "aten::_scaled_dot_product_cudnn_attention_backward": ((0, 1, 2, 3, 4, 5), (8, "attn_bias")),
+    "aten::_scaled_dot_product_fused_attention_overrideable_backward": ((0, 1, 2, 3, 6, 7), (4, "attn_bias")),
+    "flex_attention_backward": ((5, 0, 1, 2, 3, 4), None),
 }
 
 
 @builtin(*_SDPA_BACKWARD)
 def _sdpa_backward(a: OpArgs) -> Work:
-    grad_at, q_at, k_at, v_at, out_at, lse_at = _SDPA_BACKWARD[a.name]
+    (grad_at, q_at, k_at, v_at, out_at, lse_at), mask_arg = _SDPA_BACKWARD[a.name]
     grad, q, k, v = (a.tensor(grad_at, "grad_out"), a.tensor(q_at, "query"), a.tensor(k_at, "key"),
                      a.tensor(v_at, "value"))
     _check_4d(grad, q, k, v)
-    extra = (a.opt_tensor(out_at, "out"), a.opt_tensor(lse_at, "logsumexp"))
+    mask = a.opt_tensor(*mask_arg) if mask_arg is not None else None
+    extra = (a.opt_tensor(out_at, "out"), a.opt_tensor(lse_at, "logsumexp"), mask)
     return _sdpa_backward_work(grad, q, k, v, [(grad.shape, q.shape, k.shape, v.shape)], extra)
 
 
