@@ -117,8 +117,10 @@ def _read(db, schema: Schema, path, progress) -> Profile:
         "path": str(path),
         "export": _export_meta(db, schema),
     }
-    launched = {(a.pid, a.correlation) for a in apis}
-    unlaunched = sum((w.pid, w.correlation) not in launched for rows in (kernels, memops) for w in rows)
+    launched: dict = {}  # pid -> correlation ids of its API calls (ints: no tuple per call)
+    for api in apis:
+        launched.setdefault(api.pid, set()).add(api.correlation)
+    unlaunched = sum(w.correlation not in launched.get(w.pid, ()) for rows in (kernels, memops) for w in rows)
     if unlaunched:
         meta["warnings"] = [unlaunched_warning(unlaunched)]
     devices = _devices(db, schema, {k.device for k in kernels} | {m.device for m in memops})
