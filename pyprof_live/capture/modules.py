@@ -62,9 +62,19 @@ class ModuleNames:
                 f"{parent_path}.{type(module).__name__}",
             )
         else:
-            prefix = type(module).__name__
+            prefix = type(getattr(module, _COMPILED_WRAPPER, module)).__name__
         for name, child in module.named_modules():
+            name = _without_compiled_wrapper(name)
             self.paths.setdefault(id(child), f"{prefix}.{name}" if name else prefix)
         for name, param in module.named_parameters():
-            self.param_names.setdefault(id(param), f"{prefix}.{name}")
+            self.param_names.setdefault(id(param), f"{prefix}.{_without_compiled_wrapper(name)}")
         return self.paths[id(module)]
+
+
+#: torch.compile(module) wraps the module in an OptimizedModule holding it under this attribute.
+_COMPILED_WRAPPER = "_orig_mod"
+
+
+def _without_compiled_wrapper(name: str) -> str:
+    """``_orig_mod.0`` -> ``0``: a compiled module has the path (and parameter names) of the one it wraps."""
+    return ".".join(part for part in name.split(".") if part != _COMPILED_WRAPPER)
