@@ -267,12 +267,10 @@ class _PythonStacks:
         """Memoised walk up the Python parent chain; iterative, as stacks can be deep. A chain that
         comes back to itself (a damaged trace: an event its own parent) ends where it loops."""
         context = self._context
-        chain = []
-        on_chain = set()
+        chain = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
         key = (pid, python_id)
-        while key not in context and key in self._links and key not in on_chain:
-            chain.append(key)
-            on_chain.add(key)
+        while key not in context and key in self._links and key not in chain:
+            chain[key] = None
             key = (pid, self._links[key][0])
         callsite, module = context.get(key, ((), ""))
         for key in reversed(chain):
