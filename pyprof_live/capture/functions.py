@@ -77,11 +77,13 @@ class FunctionScopes:
         self._recompute_enter = None
 
     def install(self) -> None:
-        self._apply = Function.__dict__["apply"]
-        original = self._apply.__func__
+        # A classmethod up to torch 2.14, a C classmethod_descriptor (no __func__) from 2.15: binding
+        # through the descriptor protocol serves both.
+        self._apply = descriptor = Function.__dict__["apply"]
 
         def apply(cls, *args, **kwargs):
-            return _record_call(cls.__name__, cls.__name__, original, (cls, *args), kwargs, with_seq=True)
+            return _record_call(cls.__name__, cls.__name__, descriptor.__get__(None, cls), args, kwargs,
+                                with_seq=True)
 
         Function.apply = classmethod(apply)
         hook = _checkpoint._recomputation_hook
