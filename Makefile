@@ -7,13 +7,13 @@ PY := $(VENV)/bin/python
 # torch is pinned: 2.13.0 is the CPU build (an unpinned torch pulls a multi-GB CUDA build).
 TORCH := torch==2.13.0
 
-.PHONY: demo test clean
+.PHONY: demo test lint clean
 
-$(VENV)/.installed: setup.py
+$(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -21,6 +21,12 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# Formatting, lint and the import-layer contract (pyproject.toml); .ci/run runs it before the tests.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

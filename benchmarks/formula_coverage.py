@@ -44,8 +44,10 @@ def _pct(part, whole) -> str:
 
 def model_coverage() -> bool:
     print("Part 1: CPU training steps under live capture (forward + backward + AdamW)")
-    print(f"{'model':<14} {'ops':>5} {'w/ formula':>10} {'distinct':>8} {'calls':>6} {'calls cov':>9} "
-          f"{'computed':>9}  ops without a formula")
+    print(
+        f"{'model':<14} {'ops':>5} {'w/ formula':>10} {'distinct':>8} {'calls':>6} {'calls cov':>9} "
+        f"{'computed':>9}  ops without a formula"
+    )
     ok = True
     for name, make_step in TRAINING_STEPS.items():
         step = make_step()
@@ -59,8 +61,10 @@ def model_coverage() -> bool:
         covered = {n for n in names if has_formula(n)}
         calls_covered = sum(has_formula(op.name) for op in ops)
         computed = sum(None not in evaluate(op)[:2] for op in ops)
-        print(f"{name:<14} {len(names):>5} {len(covered):>10} {_pct(len(covered), len(names)):>8} {len(ops):>6} "
-              f"{_pct(calls_covered, len(ops)):>9} {_pct(computed, len(ops)):>9}  {sorted(names - covered) or ''}")
+        print(
+            f"{name:<14} {len(names):>5} {len(covered):>10} {_pct(len(covered), len(names)):>8} {len(ops):>6} "
+            f"{_pct(calls_covered, len(ops)):>9} {_pct(computed, len(ops)):>9}  {sorted(names - covered) or ''}"
+        )
         ok &= len(covered) >= GOAL_DISTINCT * len(names) and calls_covered >= GOAL_CALLS * len(ops)
     return ok
 
@@ -106,23 +110,31 @@ def kineto_coverage() -> bool:
                 uncovered[op.name] += duration
         totals.update(time_by)
         top = ", ".join(f"{name} {_pct(t, time_by['with op']).strip()}" for name, t in uncovered.most_common(3))
-        print(f"{path.name[:58]:<58} {len(records.kernels):>7} {_pct(time_by['no op'], time_by['all']):>7} "
-              f"{_pct(time_by['formula'], time_by['with op']):>8} {_pct(time_by['computed'], time_by['with op']):>8} "
-              f"{_pct(time_by['comm'], time_by['with op']):>6}  {top}  ({time.perf_counter() - started:.1f}s)")
+        print(
+            f"{path.name[:58]:<58} {len(records.kernels):>7} {_pct(time_by['no op'], time_by['all']):>7} "
+            f"{_pct(time_by['formula'], time_by['with op']):>8} {_pct(time_by['computed'], time_by['with op']):>8} "
+            f"{_pct(time_by['comm'], time_by['with op']):>6}  {top}  ({time.perf_counter() - started:.1f}s)"
+        )
     with_op = totals["with op"]
     share = totals["formula"] / with_op if with_op else 1.0
-    print(f"{'all traces':<58} {'':>7} {_pct(totals['no op'], totals['all']):>7} {_pct(totals['formula'], with_op):>8} "
-          f"{_pct(totals['computed'], with_op):>8} {_pct(totals['comm'], with_op):>6}")
-    print("(shares of kernel time launched by an op; 'no op': share of all kernel time with no op to attribute it to;"
-          " 'comm': NCCL kernels)")
+    print(
+        f"{'all traces':<58} {'':>7} {_pct(totals['no op'], totals['all']):>7} {_pct(totals['formula'], with_op):>8} "
+        f"{_pct(totals['computed'], with_op):>8} {_pct(totals['comm'], with_op):>6}"
+    )
+    print(
+        "(shares of kernel time launched by an op; 'no op': share of all kernel time with no op to attribute it to;"
+        " 'comm': NCCL kernels)"
+    )
     return share >= GOAL_KERNEL_TIME
 
 
 def main() -> int:
     ok = model_coverage()
     ok &= kineto_coverage()
-    print(f"\ntargets (>= {GOAL_DISTINCT:.0%} distinct ops, >= {GOAL_CALLS:.0%} calls, "
-          f">= {GOAL_KERNEL_TIME:.0%} kernel time): {'met' if ok else 'NOT met'}")
+    print(
+        f"\ntargets (>= {GOAL_DISTINCT:.0%} distinct ops, >= {GOAL_CALLS:.0%} calls, "
+        f">= {GOAL_KERNEL_TIME:.0%} kernel time): {'met' if ok else 'NOT met'}"
+    )
     return 0 if ok else 1
 
 

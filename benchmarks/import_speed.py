@@ -67,15 +67,19 @@ def _scaled(copies: int, folder: Path, scaler: Path) -> Path:
     out = folder / f"emitnvtx_x{copies}.sqlite"
     if not out.exists():
         partial = out.with_suffix(".partial")
-        subprocess.run([sys.executable, str(scaler), str(_SOURCE), str(partial), "--copies", str(copies), "--force"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, str(scaler), str(_SOURCE), str(partial), "--copies", str(copies), "--force"],
+            check=True,
+            capture_output=True,
+        )
         partial.replace(out)
     return out
 
 
 def _run_child(path: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", str(path)], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(path)], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -98,25 +102,34 @@ def main() -> int:
         folder = Path(args.keep or tmp)
         folder.mkdir(parents=True, exist_ok=True)
         print(f"{_SOURCE.name} scaled by scale_nsys.py; each size in a fresh process; times in s, memory in MB")
-        print(f"{'copies':>7} {'kernels':>8} {'attrib.':>8} {'import':>7} {'(cpu)':>7} {'+correl.':>8} {'(cpu)':>7}"
-              f" {'us/kernel':>9} {'growth':>7} {'peak':>6} {'base':>5}")
+        print(
+            f"{'copies':>7} {'kernels':>8} {'attrib.':>8} {'import':>7} {'(cpu)':>7} {'+correl.':>8} {'(cpu)':>7}"
+            f" {'us/kernel':>9} {'growth':>7} {'peak':>6} {'base':>5}"
+        )
         previous = None
         for copies in sizes:
             r = _run_child(_scaled(copies, folder, args.scaler))
             if r["kernels"] != copies * _SOURCE_KERNELS:
-                print(f"{copies:>7}: the scaled export holds {r['kernels']} kernels, not {copies * _SOURCE_KERNELS}: "
-                      "remove it and run again", file=sys.stderr)
+                print(
+                    f"{copies:>7}: the scaled export holds {r['kernels']} kernels, not {copies * _SOURCE_KERNELS}: "
+                    "remove it and run again",
+                    file=sys.stderr,
+                )
                 return 1
             per_kernel = 1e6 * r["total_cpu_s"] / r["kernels"]
             # Linear growth: CPU time per kernel stays the same from one size to the next (ratio ~1).
             growth = f"{per_kernel / previous:7.2f}" if previous else f"{'-':>7}"
             previous = per_kernel
-            print(f"{copies:>7} {r['kernels']:>8} {r['kernels_with_op']:>8} {r['import_s']:>7.2f} "
-                  f"{r['import_cpu_s']:>7.2f} {r['total_s']:>8.2f} {r['total_cpu_s']:>7.2f} {per_kernel:>9.2f} "
-                  f"{growth} {r['peak_mb']:>6.0f} {r['base_mb']:>5.0f}")
+            print(
+                f"{copies:>7} {r['kernels']:>8} {r['kernels_with_op']:>8} {r['import_s']:>7.2f} "
+                f"{r['import_cpu_s']:>7.2f} {r['total_s']:>8.2f} {r['total_cpu_s']:>7.2f} {per_kernel:>9.2f} "
+                f"{growth} {r['peak_mb']:>6.0f} {r['base_mb']:>5.0f}"
+            )
             if copies == GOAL_SIZE:
                 met = r["total_s"] <= GOAL_SECONDS and r["peak_mb"] <= GOAL_MB
-                print(f"  goal at {GOAL_SIZE}x: <= {GOAL_SECONDS:.0f} s and <= {GOAL_MB} MB: {'met' if met else 'NOT met'}")
+                print(
+                    f"  goal at {GOAL_SIZE}x: <= {GOAL_SECONDS:.0f} s and <= {GOAL_MB} MB: {'met' if met else 'NOT met'}"
+                )
     return 0
 
 

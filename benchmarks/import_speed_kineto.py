@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[1]
-_DEFAULT_TRACE = Path(
-    os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data")
-) / "kineto" / "tracelens_owlv2_h100_infer.json.gz"
+_DEFAULT_TRACE = (
+    Path(os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data"))
+    / "kineto"
+    / "tracelens_owlv2_h100_infer.json.gz"
+)
 GOAL_RATIO = 2.0
 
 
@@ -86,8 +88,10 @@ def main() -> int:
     for side, results in runs.items():
         best[side] = min(r["seconds"] for r in results)
         times = ", ".join(f"{r['seconds']:.3f}" for r in results)
-        print(f"  {side:24s} {best[side]:7.3f} s  (runs: {times})  peak RSS {max(r['peak_mb'] for r in results):.0f} MB"
-              f"  {results[0]['counts']}")
+        print(
+            f"  {side:24s} {best[side]:7.3f} s  (runs: {times})  peak RSS {max(r['peak_mb'] for r in results):.0f} MB"
+            f"  {results[0]['counts']}"
+        )
     ratio = best["load_kineto+correlate"] / best["json.load"]
     verdict = "met" if ratio <= GOAL_RATIO else "NOT met"
     print(f"  ratio load_kineto+correlate / json.load = {ratio:.2f}  (goal <= {GOAL_RATIO}: {verdict})")

@@ -77,12 +77,16 @@ class _LeanRecorder(TorchDispatchMode):
         start = _now()
         out = func(*args, **kwargs) if kwargs else func(*args)
         end = _now()
-        self.raw.append((
-            func,
-            [_meta(a) for a in args],
-            _meta(out),
-            seq, start, end,
-        ))
+        self.raw.append(
+            (
+                func,
+                [_meta(a) for a in args],
+                _meta(out),
+                seq,
+                start,
+                end,
+            )
+        )
         return out
 
 
@@ -127,12 +131,17 @@ def run_pyprof_live_id_push(step, iters):
     import types
     from unittest import mock
 
-    from pyprof_live.gpu import GpuCapture
+    from pyprof_live.capture.gpu import GpuCapture
 
     ids: dict = {}
-    backend = types.SimpleNamespace(start=lambda: None, stop=GpuCapture, set_recording=lambda on: None,
-                                    push=functools.partial(ids.__setitem__, 2), pop=functools.partial(ids.get, 2))
-    with mock.patch.object(pyprof_live.live, "select_backend", lambda option, warnings: backend):
+    backend = types.SimpleNamespace(
+        start=lambda: None,
+        stop=GpuCapture,
+        set_recording=lambda on: None,
+        push=functools.partial(ids.__setitem__, 2),
+        pop=functools.partial(ids.get, 2),
+    )
+    with mock.patch.object(pyprof_live.capture.live, "select_backend", lambda option, warnings: backend):
         run_pyprof_live(step, iters)
 
 

@@ -15,10 +15,10 @@ import contextlib
 import os
 import sys
 
-from .columns import COLUMNS
 from .errors import PyprofLiveError
 from .profile import VIEW_NAMES
-from .render.files import file_to_replace
+from .report.columns import COLUMNS
+from .store.files import file_to_replace
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
 
@@ -52,23 +52,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyprof-live",
         description="Report what each op launched, from a saved pyprof_live profile, an Nsight Systems or "
-                    "nvprof SQLite export (.sqlite/.sql) or a PyTorch profiler trace (.json/.json.gz). "
-                    "`pyprof-live diff A B` compares two profiles op by op (see `pyprof-live diff --help`).",
+        "nvprof SQLite export (.sqlite/.sql) or a PyTorch profiler trace (.json/.json.gz). "
+        "`pyprof-live diff A B` compares two profiles op by op (see `pyprof-live diff --help`).",
         epilog=_column_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="profile to read (its kind is recognised from its content)")
-    parser.add_argument("-c", "--columns",
-                        help=f"comma-separated columns of the kernel table (default: {PYPROF_DEFAULT_COLUMNS})")
+    parser.add_argument(
+        "-c", "--columns", help=f"comma-separated columns of the kernel table (default: {PYPROF_DEFAULT_COLUMNS})"
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
     output.add_argument("-w", "--width", type=_line_width, help="aligned columns fitted into this many characters")
     parser.add_argument("--sort", help="sort rows by this column (sil, host, flops, bytes: largest first)")
     parser.add_argument("--limit", type=int, help="show only the first N rows")
-    parser.add_argument("--view", choices=VIEW_NAMES,
-                        help="table (one row per kernel, default) or a summary")
-    parser.add_argument("--chrome", metavar="OUT",
-                        help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report")
+    parser.add_argument("--view", choices=VIEW_NAMES, help="table (one row per kernel, default) or a summary")
+    parser.add_argument(
+        "--chrome",
+        metavar="OUT",
+        help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report",
+    )
     parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML report instead of the report")
     return parser
 
@@ -77,11 +80,13 @@ def build_diff_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyprof-live diff",
         description="Compare two profiles op by op (B - A): calls, host self time, device self time, flops; "
-                    "the largest change of time first.",
+        "the largest change of time first.",
     )
     parser.add_argument("a", help="baseline profile")
     parser.add_argument("b", help="profile to compare with it")
-    parser.add_argument("--by", choices=("op", "op+shape"), default="op", help="match ops by name, or by name and input shapes")
+    parser.add_argument(
+        "--by", choices=("op", "op+shape"), default="op", help="match ops by name, or by name and input shapes"
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
     output.add_argument("-w", "--width", type=_line_width, help="fit the lines into this many characters")
@@ -134,8 +139,13 @@ def main(argv=None) -> int:
             text = render_view(view, fmt=fmt, width=args.width, limit=args.limit)
         else:
             fmt = "csv" if args.csv else "columns" if args.width else "space"
-            text = profile.table(sort=args.sort, width=args.width, fmt=fmt, limit=args.limit,
-                                 columns=PYPROF_DEFAULT_COLUMNS if args.columns is None else args.columns)
+            text = profile.table(
+                sort=args.sort,
+                width=args.width,
+                fmt=fmt,
+                limit=args.limit,
+                columns=PYPROF_DEFAULT_COLUMNS if args.columns is None else args.columns,
+            )
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live: error: {e}\n")
     return _print(text)
@@ -177,8 +187,14 @@ def _written_into(path) -> bool:
 def _export(profile, args) -> int:
     """Write the exports asked for, or none: every path is checked before the first write, and a write
     that fails still removes the files this run created. Errors are one line naming the path, exit code 2."""
-    exports = [(path, what, write) for path, what, write in (
-        (args.chrome, "Chrome trace", profile.export_chrome_trace), (args.html, "HTML report", profile.save_html)) if path]
+    exports = [
+        (path, what, write)
+        for path, what, write in (
+            (args.chrome, "Chrome trace", profile.export_chrome_trace),
+            (args.html, "HTML report", profile.save_html),
+        )
+        if path
+    ]
     for path, what, _ in exports:
         problem = _unwritable(path)
         if problem:
@@ -220,8 +236,8 @@ def _cannot_write(what: str, path, problem: str) -> int:
 def diff_main(argv) -> int:
     parser = build_diff_parser()
     args = parser.parse_args(argv)
-    from .diff import diff
     from .render.text import render_view
+    from .report.diff import diff
 
     try:
         view = diff(_load(args.a), _load(args.b), by=args.by)
@@ -254,4 +270,4 @@ def _write_stdout(text: str) -> None:
     sys.stdout.flush()
     data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]

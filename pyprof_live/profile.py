@@ -7,9 +7,9 @@ correlation or formula also applies to old saved profiles.
 
 from __future__ import annotations
 
-from .columns import COLUMN_NAMES, DEFAULT_COLUMNS
 from .errors import ColumnError
 from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
 VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
@@ -52,8 +52,14 @@ class Profile:
 
     # -- views -------------------------------------------------------------------------------------
 
-    def table(self, sort: str | None = None, columns=None, width: int | None = None, fmt: str = "columns",
-              limit: int | None = None) -> str:
+    def table(
+        self,
+        sort: str | None = None,
+        columns=None,
+        width: int | None = None,
+        fmt: str = "columns",
+        limit: int | None = None,
+    ) -> str:
         """One row per kernel plus one per op that launched none, with PyProf's columns.
 
         :param sort: a column name (``"sil"``: largest device time first); None keeps launch order.
@@ -69,8 +75,8 @@ class Profile:
 
     def kernel_view(self, sort: str | None = None, columns=None):
         """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
-        from .view import View
-        from .views import kernel_rows
+        from .report.view import View
+        from .report.views import kernel_rows
 
         columns = _check_columns(columns)
         rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
@@ -87,25 +93,25 @@ class Profile:
 
     def ops(self, by: str = "op"):
         """Summary per op name (``by="op"``) or per op and input shapes (``by="op+shape"``)."""
-        from .views import op_summary
+        from .report.views import op_summary
 
         return op_summary(self, by)
 
     def modules(self):
         """Summary per nn.Module path (inclusive of children), forward and backward."""
-        from .views import module_summary
+        from .report.views import module_summary
 
         return module_summary(self)
 
     def kernels(self):
         """Summary per kernel name: calls, total/mean/min/max device time, tensor cores."""
-        from .views import kernel_summary
+        from .report.views import kernel_summary
 
         return kernel_summary(self)
 
     def overview(self):
         """Where the time went, per direction and kind of device work."""
-        from .views import overview
+        from .report.views import overview
 
         return overview(self)
 
@@ -114,7 +120,7 @@ class Profile:
     def recommendations(self):
         """What to change, each with the ops/kernels concerned and the time at stake, largest first
         (a View; rules and what each needs: pyprof_live/analysis/recommendations.py)."""
-        from .analysis.recommendations import recommendations
+        from .report.recommendations import recommendations
 
         return recommendations(self)
 
@@ -157,7 +163,7 @@ class Profile:
 
     def save(self, path) -> None:
         """Write the records to ``path`` (versioned, gzip'd JSON); read back with ``pyprof_live.load``."""
-        from .savefile import save
+        from .store.savefile import save
 
         save(self, path)
 
@@ -168,8 +174,10 @@ class Profile:
 
     def __repr__(self):
         r = self.records
-        return (f"<Profile source={self.meta.get('source', '?')} ops={len(r.ops)} kernels={len(r.kernels)} "
-                f"memops={len(r.memops)} ranges={len(r.ranges)}>")
+        return (
+            f"<Profile source={self.meta.get('source', '?')} ops={len(r.ops)} kernels={len(r.kernels)} "
+            f"memops={len(r.memops)} ranges={len(r.ranges)}>"
+        )
 
     # -- exports -----------------------------------------------------------------------------------
 
@@ -194,9 +202,13 @@ class Profile:
     def view(self, name: str):
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
         views = {
-            "table": lambda: self.kernel_view(columns=COLUMN_NAMES), "ops": self.ops,
-            "ops+shape": lambda: self.ops(by="op+shape"), "kernels": self.kernels, "modules": self.modules,
-            "overview": self.overview, "recommendations": self.recommendations,
+            "table": lambda: self.kernel_view(columns=COLUMN_NAMES),
+            "ops": self.ops,
+            "ops+shape": lambda: self.ops(by="op+shape"),
+            "kernels": self.kernels,
+            "modules": self.modules,
+            "overview": self.overview,
+            "recommendations": self.recommendations,
         }
         if name not in views:
             raise ValueError(f"unknown view {name!r}; valid: {', '.join(VIEW_NAMES)}")
@@ -218,7 +230,9 @@ def _check_columns(columns) -> tuple:
         raise ColumnError(f"no columns given; valid columns: {', '.join(COLUMN_NAMES)}")
     unknown = [c for c in columns if c not in COLUMN_NAMES]
     if unknown:
-        raise ColumnError(f"unknown column(s) {', '.join(map(repr, unknown))}; valid columns: {', '.join(COLUMN_NAMES)}")
+        raise ColumnError(
+            f"unknown column(s) {', '.join(map(repr, unknown))}; valid columns: {', '.join(COLUMN_NAMES)}"
+        )
     return tuple(columns)
 
 
@@ -232,15 +246,20 @@ def _sorted(rows, column: str) -> list:
 
 def _footer(profile, rows, facts) -> list:
     records = profile.records
-    notes = [f"{len(rows)} rows: {len(records.kernels)} kernels, {len(records.memops)} memcpy/memset, "
-             f"{len(records.ops)} ops ({profile.meta.get('source', '?')})"]
+    notes = [
+        f"{len(rows)} rows: {len(records.kernels)} kernels, {len(records.memops)} memcpy/memset, "
+        f"{len(records.ops)} ops ({profile.meta.get('source', '?')})"
+    ]
     if facts["unattributed"]:
-        notes.append(f"{facts['unattributed']} kernels/memops ({facts['unattributed_time']} ns) were launched "
-                     "outside any recorded op: shown as (unattributed)")
+        notes.append(
+            f"{facts['unattributed']} kernels/memops ({facts['unattributed_time']} ns) were launched "
+            "outside any recorded op: shown as (unattributed)"
+        )
     if facts["ops_without_formula"]:
         share = 100.0 * facts["time_without_formula"] / facts["time_total"] if facts["time_total"] else 0.0
-        notes.append(f"{facts['ops_without_formula']} ops ({share:.1f}% of their time) have no flops/bytes "
-                     "formula: shown as na")
+        notes.append(
+            f"{facts['ops_without_formula']} ops ({share:.1f}% of their time) have no flops/bytes formula: shown as na"
+        )
     notes.extend(facts.get("notes", []))
     notes.extend(profile.meta.get("warnings", []))
     notes.extend(profile.meta.get("gpu_notes", []))

@@ -14,7 +14,7 @@ Conventions shared by all records:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 NO_LINK = -1
 
@@ -47,7 +47,7 @@ class Unknown(NamedTuple):
 
 #: One op argument as records keep it: a TensorMeta, a tuple of TensorMeta (tensor lists such as
 #: ``aten::cat``'s), a plain Python value (int, float, bool, str, None, tuple of numbers), or Unknown.
-Arg = Union[TensorMeta, tuple, int, float, bool, str, None, Unknown]
+Arg = TensorMeta | tuple | int | float | bool | str | None | Unknown
 
 
 @dataclass(slots=True)

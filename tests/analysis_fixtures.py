@@ -14,8 +14,19 @@ class ProfileBuilder:
         self.devices = [DeviceInfo(0, device_name, memory_bytes=memory_bytes)] if device_name else []
         self._correlation = 0
 
-    def op(self, name: str, start: int, end: int, inputs=(), outputs=(), kernels=(), memcpy=(), apis=(),
-           launch_ns: int = 1, **fields):
+    def op(
+        self,
+        name: str,
+        start: int,
+        end: int,
+        inputs=(),
+        outputs=(),
+        kernels=(),
+        memcpy=(),
+        apis=(),
+        launch_ns: int = 1,
+        **fields,
+    ):
         """An op on thread 1 with kernels ``(name, start, end)``, memcpys ``(kind, start, end)`` and extra
         API calls ``(name, start, end)`` (syncs); launches take ``launch_ns`` each, from ``start + 1`` on."""
         self.ops.append(OpRecord(name, start, end, tid=1, inputs=tuple(inputs), outputs=tuple(outputs), **fields))
@@ -26,8 +37,9 @@ class ProfileBuilder:
             launch += launch_ns + 1
         for copy_kind, m_start, m_end in memcpy:
             self._launch(launch, launch_ns, "cudaMemcpyAsync")
-            self.memops.append(MemoryRecord("memcpy", m_start, m_end, 1024, copy_kind=copy_kind,
-                                            correlation=self._correlation))
+            self.memops.append(
+                MemoryRecord("memcpy", m_start, m_end, 1024, copy_kind=copy_kind, correlation=self._correlation)
+            )
             launch += launch_ns + 1
         for api_name, a_start, a_end in apis:
             self._correlation += 1
@@ -43,5 +55,12 @@ class ProfileBuilder:
         return self
 
     def build(self) -> Profile:
-        return Profile(ops=self.ops, apis=self.apis, kernels=self.kernels, memops=self.memops, ranges=self.ranges,
-                       devices=self.devices, meta={"source": "test"})
+        return Profile(
+            ops=self.ops,
+            apis=self.apis,
+            kernels=self.kernels,
+            memops=self.memops,
+            ranges=self.ranges,
+            devices=self.devices,
+            meta={"source": "test"},
+        )

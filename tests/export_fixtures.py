@@ -21,18 +21,31 @@ def hand_profile() -> Profile:
     x, w, b = TensorMeta((8, 16), "float32"), TensorMeta((16, 4), "float32"), TensorMeta((4,), "float32")
     ops = [
         OpRecord("aten::linear", 1000, 5000, tid=BIG_TID, dir="fwd", module="Net.fc"),
-        OpRecord("aten::addmm", 1000, 4000, tid=BIG_TID, seq=7, inputs=(b, x, w, 1, 1),
-                 outputs=(TensorMeta((8, 4), "float32"),)),
+        OpRecord(
+            "aten::addmm",
+            1000,
+            4000,
+            tid=BIG_TID,
+            seq=7,
+            inputs=(b, x, w, 1, 1),
+            outputs=(TensorMeta((8, 4), "float32"),),
+        ),
         OpRecord("aten::mm", 10000, 12000, tid=BIG_TID, dir="bwd", altseq=7, node="AddmmBackward0"),
     ]
-    apis = [ApiRecord("cudaLaunchKernel", 2000, 2100, correlation=1, tid=BIG_TID),
-            ApiRecord("cudaMemcpyAsync", 3000, 3050, correlation=3, tid=BIG_TID),
-            ApiRecord("cudaLaunchKernel", 10500, 10600, correlation=2, tid=BIG_TID)]
-    kernels = [KernelRecord("void gemm_kernel<float>(float*)", 2500, 3500, stream=7, correlation=1),
-               KernelRecord("mm_kernel", 11000, 11800, stream=7, correlation=2)]
+    apis = [
+        ApiRecord("cudaLaunchKernel", 2000, 2100, correlation=1, tid=BIG_TID),
+        ApiRecord("cudaMemcpyAsync", 3000, 3050, correlation=3, tid=BIG_TID),
+        ApiRecord("cudaLaunchKernel", 10500, 10600, correlation=2, tid=BIG_TID),
+    ]
+    kernels = [
+        KernelRecord("void gemm_kernel<float>(float*)", 2500, 3500, stream=7, correlation=1),
+        KernelRecord("mm_kernel", 11000, 11800, stream=7, correlation=2),
+    ]
     memops = [MemoryRecord("memcpy", 3200, 3300, bytes=1000, copy_kind="HtoD", stream=13, correlation=3)]
-    ranges = [RangeRecord("step 0", 500, 13000, tid=BIG_TID, kind="step"),
-              RangeRecord("nvtx overlap", 4500, 11000, tid=BIG_TID)]
+    ranges = [
+        RangeRecord("step 0", 500, 13000, tid=BIG_TID, kind="step"),
+        RangeRecord("nvtx overlap", 4500, 11000, tid=BIG_TID),
+    ]
     return Profile(ops=ops, apis=apis, kernels=kernels, memops=memops, ranges=ranges, meta={"source": "test"})
 
 

@@ -32,8 +32,9 @@ class BasicBlock(nn.Module):
 class ResNetish(nn.Module):
     def __init__(self, classes: int = 10):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 1, 1, bias=True), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
-                                  nn.MaxPool2d(2))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 8, 3, 1, 1, bias=True), nn.BatchNorm2d(8), nn.ReLU(inplace=True), nn.MaxPool2d(2)
+        )
         self.layers = nn.Sequential(BasicBlock(8, 8, 1), BasicBlock(8, 16, 2))
         self.head = nn.Linear(16, classes)
 
@@ -139,10 +140,8 @@ def embedding_bag_step():
     model = BagClassifier()
     tokens, offsets, labels = torch.randint(0, 100, (20,)), torch.tensor([0, 5, 12]), torch.tensor([1.0, 0.0, 1.0])
     opt = torch.optim.AdamW(model.parameters(), foreach=True)
-    return lambda: _train_step(model, opt, lambda out: F.binary_cross_entropy_with_logits(out, labels),
-                               tokens, offsets)
+    return lambda: _train_step(model, opt, lambda out: F.binary_cross_entropy_with_logits(out, labels), tokens, offsets)
 
 
 #: name -> factory returning a zero-argument training step.
-TRAINING_STEPS = {"resnet_cnn": cnn_step, "gpt_block": gpt_step, "lstm": lstm_step,
-                  "embedding_bag": embedding_bag_step}
+TRAINING_STEPS = {"resnet_cnn": cnn_step, "gpt_block": gpt_step, "lstm": lstm_step, "embedding_bag": embedding_bag_step}

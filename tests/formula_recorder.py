@@ -15,10 +15,23 @@ from pyprof_live.formulas import Cost, opargs, registry
 from pyprof_live.records import OpRecord, TensorMeta
 
 # Metadata queries the dispatcher routes through a mode; they are not ops a profile shows.
-_METADATA_OPS = {"aten::sym_size", "aten::sym_stride", "aten::sym_numel", "aten::sym_storage_offset",
-                 "aten::is_contiguous", "aten::size", "aten::stride", "aten::dim", "prim::layout",
-                 "prim::device", "aten::numel", "aten::storage_offset", "aten::is_non_overlapping_and_dense",
-                 "aten::is_strides_like_format", "aten::sym_is_contiguous"}
+_METADATA_OPS = {
+    "aten::sym_size",
+    "aten::sym_stride",
+    "aten::sym_numel",
+    "aten::sym_storage_offset",
+    "aten::is_contiguous",
+    "aten::size",
+    "aten::stride",
+    "aten::dim",
+    "prim::layout",
+    "prim::device",
+    "aten::numel",
+    "aten::storage_offset",
+    "aten::is_non_overlapping_and_dense",
+    "aten::is_strides_like_format",
+    "aten::sym_is_contiguous",
+}
 
 
 def to_arg(value):
@@ -37,6 +50,7 @@ def to_arg(value):
 def live_style_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
     """The OpRecord as live capture makes it: the arguments as passed (no defaults), keyword-only ones also
     named in ``kwargs``, tensors without strides."""
+
     def strip(value):
         if isinstance(value, TensorMeta):
             return value._replace(stride=None)
@@ -44,9 +58,16 @@ def live_style_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
 
     full = op_record(func, args, kwargs, out, dir)
     named = tuple((k, strip(to_arg(v))) for k, v in kwargs.items())
-    return OpRecord(name=full.name, overload=full.overload, start=0, end=0, dir=dir,
-                    inputs=tuple(strip(to_arg(a)) for a in args) + tuple(v for _, v in named), kwargs=named,
-                    outputs=strip(full.outputs))
+    return OpRecord(
+        name=full.name,
+        overload=full.overload,
+        start=0,
+        end=0,
+        dir=dir,
+        inputs=tuple(strip(to_arg(a)) for a in args) + tuple(v for _, v in named),
+        kwargs=named,
+        outputs=strip(full.outputs),
+    )
 
 
 def op_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
@@ -62,8 +83,15 @@ def op_record(func, args, kwargs, out, dir: str = "") -> OpRecord:
             values.append(argument.default_value if argument.has_default_value() else None)
     # Outputs flattened as live capture keeps them: a list return (split, _foreach_add) is its tensors.
     outputs = () if out is None else tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    return OpRecord(name=schema.name, overload=func._overloadname, start=0, end=0, dir=dir,
-                    inputs=tuple(to_arg(v) for v in values), outputs=tuple(to_arg(v) for v in outputs))
+    return OpRecord(
+        name=schema.name,
+        overload=func._overloadname,
+        start=0,
+        end=0,
+        dir=dir,
+        inputs=tuple(to_arg(v) for v in values),
+        outputs=tuple(to_arg(v) for v in outputs),
+    )
 
 
 class OpRecorder(TorchDispatchMode):
@@ -115,8 +143,11 @@ def checked_evaluate(op: OpRecord) -> Cost:
     finally:
         opargs.OpArgs.value = original
     schema = torch._C._get_schema(op.name, "" if op.overload == "default" else op.overload)
-    wrong = [(index, name, schema.arguments[index].name) for index, name in accessed
-             if index < len(schema.arguments) and schema.arguments[index].name != name]
+    wrong = [
+        (index, name, schema.arguments[index].name)
+        for index, name in accessed
+        if index < len(schema.arguments) and schema.arguments[index].name != name
+    ]
     assert not wrong, f"{op.name}.{op.overload}: formula reads (position, name, schema name) {wrong}"
     return cost
 

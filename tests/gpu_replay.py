@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from cupti import cupti
 
-from pyprof_live.gpu.cupti_backend import CuptiBackend
+from pyprof_live.capture.gpu.cupti_backend import CuptiBackend
 from pyprof_live.importers.kineto import devices_from_properties, event_times, host_ids, read_trace_events
 from pyprof_live.profile import Profile
 from pyprof_live.records import OpRecord
@@ -41,8 +41,14 @@ _SYNCHRONIZE_CBID = _RUNTIME_CBID["cudaDeviceSynchronize"]
 _DISPATCHER_OP = re.compile(r"(?!autograd::|profiler::)[a-z_][a-z0-9_]*::[A-Za-z0-9_]+")
 _OP_CATEGORIES = ("cpu_op", "Operator")
 _API_CATEGORIES = {"cuda_runtime": "runtime", "cuda_driver": "driver", "Runtime": None}
-_DEVICE_CATEGORIES = {"kernel": "kernel", "Kernel": "kernel", "gpu_memcpy": "memcpy", "Memcpy": "memcpy",
-                      "gpu_memset": "memset", "Memset": "memset"}
+_DEVICE_CATEGORIES = {
+    "kernel": "kernel",
+    "Kernel": "kernel",
+    "gpu_memcpy": "memcpy",
+    "Memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "Memset": "memset",
+}
 
 
 def seen_by_dispatch_mode(name: str) -> bool:
@@ -50,10 +56,15 @@ def seen_by_dispatch_mode(name: str) -> bool:
 
 
 class ReplayProcess:
-    """Stands in for :class:`~pyprof_live.gpu.cupti_backend.CudaProcess` (same names)."""
+    """Stands in for :class:`~pyprof_live.capture.gpu.cupti_backend.CudaProcess` (same names)."""
 
-    def __init__(self, clock_offset_ns: int | None = None, fail_with: BaseException | None = None,
-                 buffer_records: int = 4096, devices: list | None = None):
+    def __init__(
+        self,
+        clock_offset_ns: int | None = None,
+        fail_with: BaseException | None = None,
+        buffer_records: int = 4096,
+        devices: list | None = None,
+    ):
         #: CUPTI's clock minus the host clock: like CLOCK_REALTIME - CLOCK_MONOTONIC by default.
         self.clock_offset_ns = time.time_ns() - time.perf_counter_ns() if clock_offset_ns is None else clock_offset_ns
         self.fail_with = fail_with  # raised by every CUPTI call (a missing driver, nsys owning CUPTI...)
@@ -158,7 +169,7 @@ class ReplayBackend(CuptiBackend):
     def __init__(self, option: str = "auto", warnings: list | None = None, process: ReplayProcess | None = None):
         super().__init__(option, warnings, process or ReplayProcess())
 
-    def run(self, trace: "Trace") -> None:
+    def run(self, trace: Trace) -> None:
         """Do what the traced process did, between ``start()`` and ``stop()``."""
         process = self.process
         for _at, _order, thread, action, payload in trace.steps:
@@ -184,8 +195,14 @@ class Trace:
 
     def profile(self, capture) -> Profile:
         """The ops with what the backend captured, ready for correlation."""
-        return Profile(ops=list(self.ops), apis=capture.records.apis, kernels=capture.records.kernels, memops=capture.records.memops,
-                       devices=capture.records.devices, meta={"source": "replay", **capture.meta})
+        return Profile(
+            ops=list(self.ops),
+            apis=capture.records.apis,
+            kernels=capture.records.kernels,
+            memops=capture.records.memops,
+            devices=capture.records.devices,
+            meta={"source": "replay", **capture.meta},
+        )
 
 
 def load_trace(path) -> Trace:
@@ -239,7 +256,7 @@ def _thread_steps(thread: int, ops: list, calls: list) -> list:
         while i < len(ops) and ops[i].start <= start:  # an op starting with the call contains it
             open_op(ops[i])
             i += 1
-        close(lambda top: top.end < start)
+        close(lambda top, start=start: top.end < start)
         steps.append((start, len(steps), thread, "api", _api_payload(event, start, end, pid)))
     for op in ops[i:]:
         open_op(op)
@@ -289,4 +306,3 @@ def _device_record(event: dict):
     record.stream_id = args.get("stream", 0)
     record.correlation_id = args.get("correlation", 0)
     return record
-

@@ -9,7 +9,7 @@ from torch.nn.modules import module as nn_module
 from torch.utils import checkpoint
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from pyprof_live import live
+from pyprof_live.capture import live
 from pyprof_live.capture.annotations import sink
 
 
@@ -27,5 +27,6 @@ def hooks_state() -> dict:
         "active_profiles": tuple(live._active),
         "dynamo_skip_hook_is_ours": getattr(
             getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
-        ) == "pyprof_live.capture.compiled",
+        )
+        == "pyprof_live.capture.compiled",
     }

@@ -34,21 +34,41 @@ def test_recorded_device_names_resolve(name, memory, expected):
     assert find_peak(name, memory).name == expected
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("NVIDIA H100 PCIe", "H100 PCIe"), ("NVIDIA H100 NVL", "H100 NVL"), ("NVIDIA H200 NVL", "H200 NVL"),
-    ("NVIDIA B200", "B200"), ("NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"), ("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB"),
-    ("NVIDIA A10", "A10"), ("NVIDIA L4", "L4"), ("NVIDIA L40S", "L40S"), ("Tesla T4", "T4"),
-    ("Tesla V100-PCIE-32GB", "V100 PCIe"), ("Tesla V100S-PCIE-32GB", "V100S PCIe"),
-    ("NVIDIA GeForce RTX 2070", "GeForce RTX 2070"), ("NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti"),
-    ("NVIDIA GeForce RTX 3080", "GeForce RTX 3080"), ("NVIDIA GeForce RTX 3090", "GeForce RTX 3090"),
-    ("NVIDIA GeForce RTX 4070", "GeForce RTX 4070"), ("NVIDIA GeForce RTX 4080", "GeForce RTX 4080"),
-    ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090"), ("NVIDIA GeForce GTX 1060 6GB", "GeForce GTX 1060"),
-    ("H100 SXM", "H100 SXM"),  # a table name
-    # not in the table, or not an NVIDIA GPU: no guess
-    ("NVIDIA A10G", None), ("NVIDIA GeForce RTX 3060 Ti", None), ("NVIDIA GeForce RTX 4070 Ti SUPER", None),
-    ("NVIDIA GeForce RTX 3060 Laptop GPU", None), ("NVIDIA GH200 480GB", None),
-    ("Intel(R) HD Graphics 630", None), ("Microsoft Basic Render Driver", None), ("", None),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("NVIDIA H100 PCIe", "H100 PCIe"),
+        ("NVIDIA H100 NVL", "H100 NVL"),
+        ("NVIDIA H200 NVL", "H200 NVL"),
+        ("NVIDIA B200", "B200"),
+        ("NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"),
+        ("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB"),
+        ("NVIDIA A10", "A10"),
+        ("NVIDIA L4", "L4"),
+        ("NVIDIA L40S", "L40S"),
+        ("Tesla T4", "T4"),
+        ("Tesla V100-PCIE-32GB", "V100 PCIe"),
+        ("Tesla V100S-PCIE-32GB", "V100S PCIe"),
+        ("NVIDIA GeForce RTX 2070", "GeForce RTX 2070"),
+        ("NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti"),
+        ("NVIDIA GeForce RTX 3080", "GeForce RTX 3080"),
+        ("NVIDIA GeForce RTX 3090", "GeForce RTX 3090"),
+        ("NVIDIA GeForce RTX 4070", "GeForce RTX 4070"),
+        ("NVIDIA GeForce RTX 4080", "GeForce RTX 4080"),
+        ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090"),
+        ("NVIDIA GeForce GTX 1060 6GB", "GeForce GTX 1060"),
+        ("H100 SXM", "H100 SXM"),  # a table name
+        # not in the table, or not an NVIDIA GPU: no guess
+        ("NVIDIA A10G", None),
+        ("NVIDIA GeForce RTX 3060 Ti", None),
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", None),
+        ("NVIDIA GeForce RTX 3060 Laptop GPU", None),
+        ("NVIDIA GH200 480GB", None),
+        ("Intel(R) HD Graphics 630", None),
+        ("Microsoft Basic Render Driver", None),
+        ("", None),
+    ],
+)
 def test_other_names(name, expected):
     found = find_peak(name)
     assert (found.name if found else None) == expected
@@ -63,8 +83,11 @@ def test_figures_are_dense_and_sourced():
     # Datasheets print sparse tensor rates for Ampere and later: H100 SXM BF16 1,979* -> 989.5 dense,
     # FP8 3,958* -> 1,979; A100 TF32 156 dense (312*); L4 FP16 242* -> 121.
     assert (PEAKS["H100 SXM"].bf16, PEAKS["H100 SXM"].fp8, PEAKS["H100 SXM"].bandwidth) == (989.5, 1979, 3350)
-    assert (PEAKS["A100 SXM 80GB"].tf32, PEAKS["A100 SXM 80GB"].bandwidth, PEAKS["A100 PCIe 80GB"].bandwidth) == \
-        (156, 2039, 1935)
+    assert (PEAKS["A100 SXM 80GB"].tf32, PEAKS["A100 SXM 80GB"].bandwidth, PEAKS["A100 PCIe 80GB"].bandwidth) == (
+        156,
+        2039,
+        1935,
+    )
     assert PEAKS["L4"].fp16 == 121
     assert PEAKS["V100 SXM2"].tf32 is None and PEAKS["V100 SXM2"].bf16 is None  # Volta: fp16 tensor cores only
     for peak in PEAKS.values():
@@ -103,8 +126,12 @@ def _names_in_recordings(data) -> set:
         if "TARGET_INFO_GPU" in tables:
             names |= {r[0] for r in db.execute("SELECT name FROM TARGET_INFO_GPU")}
         if "CUPTI_ACTIVITY_KIND_DEVICE" in tables:
-            names |= {r[0] for r in db.execute(
-                "SELECT s.value FROM CUPTI_ACTIVITY_KIND_DEVICE d JOIN StringTable s ON s._id_ = d.name")}
+            names |= {
+                r[0]
+                for r in db.execute(
+                    "SELECT s.value FROM CUPTI_ACTIVITY_KIND_DEVICE d JOIN StringTable s ON s._id_ = d.name"
+                )
+            }
     for path in sorted((data / "kineto").iterdir()):
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt") as f:

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import pyprof_live
-from pyprof_live.analysis import recommendations as rules
 from pyprof_live.records import TensorMeta
+from pyprof_live.report import recommendations as rules
 
 from .analysis_fixtures import ProfileBuilder
 
@@ -44,11 +44,22 @@ def test_fp32_gemm_on_cuda_cores_of_a_tensor_core_gpu():
 
 def test_tensor_core_alignment():
     odd = (TensorMeta((4096, 1023), "bfloat16"), TensorMeta((1023, 4096), "bfloat16"))  # K = 1023
-    rgb = (TensorMeta((32, 3, 224, 224), "float16"), TensorMeta((64, 3, 7, 7), "float16"), None, (2, 2), (3, 3),
-           (1, 1), False, (0, 0), 1)  # first conv: 3 input channels cannot usefully be padded to 8
+    rgb = (
+        TensorMeta((32, 3, 224, 224), "float16"),
+        TensorMeta((64, 3, 7, 7), "float16"),
+        None,
+        (2, 2),
+        (3, 3),
+        (1, 1),
+        False,
+        (0, 0),
+        1,
+    )  # first conv: 3 input channels cannot usefully be padded to 8
     b = ProfileBuilder("NVIDIA H100 80GB HBM3")
     b.op("aten::mm", 0, 1000, inputs=odd, kernels=[("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 100, 600)])
-    b.op("aten::mm", 1000, 2000, inputs=(BF16, BF16), kernels=[("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 1100, 1900)])
+    b.op(
+        "aten::mm", 1000, 2000, inputs=(BF16, BF16), kernels=[("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 1100, 1900)]
+    )
     b.op("aten::convolution", 2000, 3000, inputs=rgb, kernels=[("sm90_xmma_fprop_implicit_gemm_f16f16", 2100, 2900)])
     row = _rows(_step(b, 3000).build())["tc-alignment"]
     assert (row["at_stake"], row["where"]) == (500, "aten::mm K=1023 (multiple of 8 wanted) x1 (500 ns)")
@@ -78,7 +89,11 @@ def test_long_kernels_are_not_launch_bound():
 
 
 def test_dataloader_wait():
-    b = ProfileBuilder(None).op("aten::add", 300, 1000).range("enumerate(DataLoader)#_MultiProcessingDataLoaderIter", 0, 300)
+    b = (
+        ProfileBuilder(None)
+        .op("aten::add", 300, 1000)
+        .range("enumerate(DataLoader)#_MultiProcessingDataLoaderIter", 0, 300)
+    )
     row = _rows(_step(b, 1000).build())["dataloader"]
     assert (row["at_stake"], row["share%"], row["where"]) == (300, 30.0, "ProfilerStep#1 (300 ns)")
     assert "num_workers" in row["advice"] and "pin_memory" in row["advice"]
@@ -87,10 +102,19 @@ def test_dataloader_wait():
 def test_item_of_a_cuda_tensor_is_a_host_sync():
     b = ProfileBuilder("NVIDIA A100-SXM4-80GB")
     b.op("aten::item", 0, 1000, inputs=(TensorMeta((), "float32"),))
-    b.op("aten::_local_scalar_dense", 10, 990, inputs=(TensorMeta((), "float32"),), memcpy=[("DtoH", 500, 510)],
-         apis=[("cudaStreamSynchronize", 20, 980)])
+    b.op(
+        "aten::_local_scalar_dense",
+        10,
+        990,
+        inputs=(TensorMeta((), "float32"),),
+        memcpy=[("DtoH", 500, 510)],
+        apis=[("cudaStreamSynchronize", 20, 980)],
+    )
     row = _rows(_step(b, 1000).build())["host-sync"]
-    assert (row["at_stake"], row["where"]) == (960, "aten::item > aten::_local_scalar_dense: cudaStreamSynchronize x1 (960 ns)")
+    assert (row["at_stake"], row["where"]) == (
+        960,
+        "aten::item > aten::_local_scalar_dense: cudaStreamSynchronize x1 (960 ns)",
+    )
     assert "1 of them .item()/_local_scalar_dense on a CUDA tensor" in row["advice"]
 
 
@@ -119,7 +143,14 @@ def test_autocast_casts_go_to_the_op_that_made_them():
     b.op("aten::to", 10, 5000, inputs=(x, 15), dir="fwd")
     b.op("aten::_to_copy", 20, 4900, inputs=(x, 15), dir="fwd", kernels=[("unrolled_elementwise_kernel", 100, 2100)])
     b.op("aten::to", 20_000, 25_000, inputs=(x, 15), dir="fwd")
-    b.op("aten::_to_copy", 20_010, 24_900, inputs=(x, 15), dir="fwd", kernels=[("unrolled_elementwise_kernel", 20_100, 23_100)])
+    b.op(
+        "aten::_to_copy",
+        20_010,
+        24_900,
+        inputs=(x, 15),
+        dir="fwd",
+        kernels=[("unrolled_elementwise_kernel", 20_100, 23_100)],
+    )
     row = _rows(_step(b, 30_000).build())["amp-casts"]
     assert (row["at_stake"], row["where"]) == (2000, "aten::linear (Net.fc) x1 (2000 ns)")
 
@@ -136,7 +167,10 @@ def test_live_autocast_casts_and_no_gpu_advice_on_cpu():
     row = rules.amp_casts(rules.Context(p))
     # Each forward casts Linear 0's bias, weight and input and Linear 2's bias and weight (its input is already
     # bf16): 3 casts before Sequential.0's addmm and 2 before Sequential.2's, twice.
-    assert sorted(label for label, _ in row["items"]) == ["aten::addmm (Sequential.0) x6", "aten::addmm (Sequential.2) x4"]
+    assert sorted(label for label, _ in row["items"]) == [
+        "aten::addmm (Sequential.0) x6",
+        "aten::addmm (Sequential.2) x4",
+    ]
     advice = p.recommendations()
     assert {r["rule"] for r in advice.rows} <= {"amp-casts", "dataloader"}
     assert "host-sync (needs CUDA API calls or memcpy records)" in advice.notes[1]
@@ -156,8 +190,11 @@ def _syncs_in_step(path, step_name: str) -> list:
     events = _kineto_events(path)
     step = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == step_name)
     start, end = _ns(step["ts"]), _ns(step["ts"] + step["dur"])
-    return [e for e in events if e.get("cat") == "cuda_runtime" and e["name"].endswith("Synchronize")
-            and start <= _ns(e["ts"]) < end]
+    return [
+        e
+        for e in events
+        if e.get("cat") == "cuda_runtime" and e["name"].endswith("Synchronize") and start <= _ns(e["ts"]) < end
+    ]
 
 
 def test_qwen_trace_host_syncs(shared_data):
@@ -168,7 +205,9 @@ def test_qwen_trace_host_syncs(shared_data):
     rows = _rows(pyprof_live.load(path))
     assert rows["host-sync"]["at_stake"] == sum(_ns(e["dur"]) for e in syncs) == 14_110_220
     assert "1 of them .item()/_local_scalar_dense" in rows["host-sync"]["advice"]
-    assert "aten::is_nonzero > aten::_local_scalar_dense: cudaStreamSynchronize x1 (7690 ns)" in rows["host-sync"]["where"]
+    assert (
+        "aten::is_nonzero > aten::_local_scalar_dense: cudaStreamSynchronize x1 (7690 ns)" in rows["host-sync"]["where"]
+    )
     assert "fp32-matmul" not in rows  # one 3.5 us fp32 bmm: 0.0% of kernel time is not worth a line
 
 
@@ -187,9 +226,11 @@ def test_nccl_trace_is_launch_bound(shared_data):
 def test_nsys_vecadd_blocking_copies(shared_data):
     path = shared_data / "nsys" / "nsys2025.5_vecadd_rtx3060_schema3.24.sqlite"
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    blocking = db.execute("SELECT count(*), sum(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                          "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaMemcpy%' "
-                          "AND s.value NOT LIKE '%Async%'").fetchone()
+    blocking = db.execute(
+        "SELECT count(*), sum(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaMemcpy%' "
+        "AND s.value NOT LIKE '%Async%'"
+    ).fetchone()
     row = _rows(pyprof_live.load(path))["host-sync"]
     assert blocking == (3, 3_245_853)
     assert (row["at_stake"], row["where"]) == (3_245_853, "(no op): cudaMemcpy x3 (3245853 ns)")
@@ -210,8 +251,7 @@ def test_resnet50_v100_fp32_convolutions_and_dataloader(shared_data):
     # 12 cudaStreamSynchronize in the steps (input copies): 551 us, 0.05% of the steps, below the 1% line.
     events = _kineto_events(path)
     steps = [(_ns(e["ts"]), _ns(e["ts"] + e["dur"])) for e in events if e["name"].startswith("ProfilerStep#")]
-    syncs = [e for e in events if e["name"] == "cudaStreamSynchronize"
-             and any(s <= _ns(e["ts"]) < t for s, t in steps)]
+    syncs = [e for e in events if e["name"] == "cudaStreamSynchronize" and any(s <= _ns(e["ts"]) < t for s, t in steps)]
     sync_row = rules.host_sync(rules.Context(p))
     assert sync_row["at_stake"] == sum(_ns(e["dur"]) for e in syncs) == 551_000 and len(syncs) == 12
 

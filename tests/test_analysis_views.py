@@ -43,7 +43,13 @@ def test_step_breakdown_by_hand():
     second = rows["ProfilerStep#2"]
     assert (second["cpu_exec"], second["other"], second["kernel"], second["busy%"]) == (500, 500, 0, 0.0)
     total = rows["total"]
-    assert (total["dur"], total["kernel"], total["cpu_exec"], total["other"], total["busy%"]) == (2000, 300, 760, 650, 20.0)
+    assert (total["dur"], total["kernel"], total["cpu_exec"], total["other"], total["busy%"]) == (
+        2000,
+        300,
+        760,
+        650,
+        20.0,
+    )
 
 
 def test_without_steps_one_window_spans_the_profile():
@@ -57,11 +63,17 @@ def test_ops_and_modules_device_columns():
     x = TensorMeta((64, 64), "float32")
     b = ProfileBuilder("NVIDIA A100-SXM4-80GB")
     b.op("aten::linear", 0, 1000, inputs=(x, x), module="Net.fc", dir="fwd")
-    b.op("aten::mm", 10, 900, inputs=(x, x), kernels=[("ampere_sgemm_64x64_nn", 100, 400)], module="Net.fc",
-         dir="fwd")
+    b.op("aten::mm", 10, 900, inputs=(x, x), kernels=[("ampere_sgemm_64x64_nn", 100, 400)], module="Net.fc", dir="fwd")
     b.op("aten::relu", 1000, 1100, inputs=(x,), kernels=[("relu_kernel", 1200, 1250)], module="Net.act", dir="fwd")
-    b.op("aten::mm", 2000, 2900, inputs=(x, x), kernels=[("ampere_sgemm_64x64_nt", 2100, 2500)], module="Net.fc",
-         dir="bwd")
+    b.op(
+        "aten::mm",
+        2000,
+        2900,
+        inputs=(x, x),
+        kernels=[("ampere_sgemm_64x64_nt", 2100, 2500)],
+        module="Net.fc",
+        dir="bwd",
+    )
     p = b.build()
     ops = {r["op"]: r for r in p.ops().rows}
     assert (ops["aten::linear"]["dev"], ops["aten::linear"]["dev_self"]) == (300, 0)  # its child's GEMM
@@ -69,8 +81,12 @@ def test_ops_and_modules_device_columns():
     assert "dev" in p.ops().columns and "sol%" in p.ops().columns
     modules = {r["module"]: r for r in p.modules().rows}
     # Net: GEMM fwd 300 + relu 50 + GEMM bwd 400; Net.fc: 300 fwd + 400 bwd, all its own
-    assert (modules["Net"]["dev"], modules["Net"]["dev_self"], modules["Net"]["dev_fwd"], modules["Net"]["dev_bwd"]) \
-        == (750, 0, 350, 400)
+    assert (
+        modules["Net"]["dev"],
+        modules["Net"]["dev_self"],
+        modules["Net"]["dev_fwd"],
+        modules["Net"]["dev_bwd"],
+    ) == (750, 0, 350, 400)
     assert (modules["Net.fc"]["dev"], modules["Net.fc"]["dev_self"], modules["Net.fc"]["depth"]) == (700, 700, 1)
     assert [r["module"] for r in p.modules().rows] == ["Net", "Net.act", "Net.fc"]  # tree order
 
@@ -147,7 +163,9 @@ def test_qwen_trace_views(shared_data):
     # (1024 + 2 * 8944*1024 + 1024*1024) * 2 = 38,733,824 / 3350 = 11,562.3 ns -> 18,956 ns compute-bound,
     # 18,955.96 / 31,967 = 59.3% of SOL.
     addmm = next(e for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::addmm")
-    gemm = next(e for e in events if e.get("cat") == "kernel" and e["args"].get("External id") == addmm["args"]["External id"])
+    gemm = next(
+        e for e in events if e.get("cat") == "kernel" and e["args"].get("External id") == addmm["args"]["External id"]
+    )
     assert _ns(gemm["dur"]) == 31_967
     # The op's first row is cuBLAS's 768 ns workspace memset, its second the GEMM; the roofline (on the
     # first row) counts kernels only, so it is against the 31,967 ns GEMM.
@@ -155,31 +173,47 @@ def test_qwen_trace_views(shared_data):
     at = next(i for i, r in enumerate(table) if r["op"] == "aten::addmm")
     memset, kernel = table[at], table[at + 1]
     assert (memset["kernel"], memset["sil"], kernel["kernel"], kernel["sil"]) == ("[memset]", 768, gemm["name"], 31_967)
-    assert (memset["flops"], memset["ideal"], memset["sol%"], memset["bound"]) == (18_756_927_488, 18_956, 59.3, "compute")
+    assert (memset["flops"], memset["ideal"], memset["sol%"], memset["bound"]) == (
+        18_756_927_488,
+        18_956,
+        59.3,
+        "compute",
+    )
     # ops(): aten::mm device self time = its kernels' and memsets' (same External id) durations in the JSON.
     mm_ids = {e["args"]["External id"] for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::mm"}
-    mm_device_ns = sum(_ns(e["dur"]) for e in events if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")
-                       and e["args"].get("External id") in mm_ids)
+    mm_device_ns = sum(
+        _ns(e["dur"])
+        for e in events
+        if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy") and e["args"].get("External id") in mm_ids
+    )
     ops = {r["op"]: r for r in p.ops().rows}
     assert (ops["aten::mm"]["calls"], ops["aten::mm"]["dev_self"]) == (len(mm_ids), mm_device_ns) == (96, 6_668_679)
     # kernels(): the cuBLAS sm90 GEMM, calls and total time as the JSON has them
     name = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
     gemms = [e for e in events if e.get("cat") == "kernel" and e["name"] == name]
     row = next(r for r in p.kernels().rows if r["kernel"] == name)
-    assert (row["calls"], row["sil"], row["tc"]) == (len(gemms), sum(_ns(e["dur"]) for e in gemms), 1) == \
-        (241, 12_789_918, 1)
+    assert (
+        (row["calls"], row["sil"], row["tc"])
+        == (len(gemms), sum(_ns(e["dur"]) for e in gemms), 1)
+        == (241, 12_789_918, 1)
+    )
     assert row["bound"] == "compute" and 50 < row["sol%"] < 80
 
 
 def test_nccl_trace_steps(shared_data):
     path = shared_data / "kineto" / "hta_nccl_data_a100_ws2_rank0.json.gz"
     events = _kineto_events(path)
-    steps = sorted((e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")),
-                   key=lambda e: e["ts"])
+    steps = sorted(
+        (e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")),
+        key=lambda e: e["ts"],
+    )
     kernels = [(_ns(e["ts"]), _ns(e["ts"] + e["dur"])) for e in events if e.get("cat") == "kernel"]
     rows = pyprof_live.load(path).overview().rows
-    assert [r["step"] for r in rows] == [e["name"] for e in steps] + ["total"] == \
-        ["ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#6", "total"]
+    assert (
+        [r["step"] for r in rows]
+        == [e["name"] for e in steps] + ["total"]
+        == ["ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#6", "total"]
+    )
     for row, step in zip(rows, steps):
         start, end = _ns(step["ts"]), _ns(step["ts"] + step["dur"])
         assert row["dur"] == end - start
@@ -192,14 +226,21 @@ def test_nccl_trace_steps(shared_data):
 def test_resnet50_v100_steps_and_dataloader(shared_data):
     path = shared_data / "kineto" / "kineto_tbplugin_resnet50_v100dgxs_oldformat.pt.trace.json.gz"
     events = _kineto_events(path)
-    steps = sorted((e for e in events if e["name"].startswith("ProfilerStep#") and e.get("ph") == "X"),
-                   key=lambda e: e["ts"])
-    loading = [(_ns(e["ts"]), _ns(e["ts"] + e["dur"])) for e in events
-               if e["name"].startswith("enumerate(DataLoader)#") and e.get("ph") == "X"]
+    steps = sorted(
+        (e for e in events if e["name"].startswith("ProfilerStep#") and e.get("ph") == "X"), key=lambda e: e["ts"]
+    )
+    loading = [
+        (_ns(e["ts"]), _ns(e["ts"] + e["dur"]))
+        for e in events
+        if e["name"].startswith("enumerate(DataLoader)#") and e.get("ph") == "X"
+    ]
     kernels = [(_ns(e["ts"]), _ns(e["ts"] + e["dur"])) for e in events if e.get("cat") == "Kernel"]
     # what outranks data loading: GPU work still running from the step before, and CUDA API calls
-    higher = [(_ns(e["ts"]), _ns(e["ts"] + e["dur"])) for e in events
-              if e.get("cat") in ("Kernel", "Memcpy", "Memset", "Runtime") and e.get("ph") == "X"]
+    higher = [
+        (_ns(e["ts"]), _ns(e["ts"] + e["dur"]))
+        for e in events
+        if e.get("cat") in ("Kernel", "Memcpy", "Memset", "Runtime") and e.get("ph") == "X"
+    ]
     rows = pyprof_live.load(path).overview().rows
     assert len(rows) == len(steps) + 1 == 7
     for row, step in zip(rows, steps):
@@ -207,8 +248,11 @@ def test_resnet50_v100_steps_and_dataloader(shared_data):
         assert (row["step"], row["dur"]) == (step["name"], end - start)
         assert row["kernel"] == _union_within(kernels, start, end)
         # the DataLoader ranges of one step do not overlap each other: each one's time minus what outranks it
-        waiting = sum(min(e, end) - max(s, start) - _union_within(higher, max(s, start), min(e, end))
-                      for s, e in loading if s < end and e > start)
+        waiting = sum(
+            min(e, end) - max(s, start) - _union_within(higher, max(s, start), min(e, end))
+            for s, e in loading
+            if s < end and e > start
+        )
         assert row["dataloader"] == waiting
     # ProfilerStep#5..#10: 1,048,976,000 ns, 575,622,000 of kernels, 355,571,000 waiting for data
     assert (rows[-1]["dur"], rows[-1]["kernel"], rows[-1]["dataloader"]) == (1_048_976_000, 575_622_000, 355_571_000)

@@ -50,7 +50,7 @@ def test_every_backward_op_is_tied_to_its_forward_op(model):
     step()  # warm-up outside the profile: optimizer state, lazy init
     with pyprof_live.profile() as p:
         step()
-    p.correlation  # noqa: B018
+    p.correlation
     ops = p.records.ops
     bwd = [op for op in ops if op.dir == "bwd"]
     accumulate = [op for op in bwd if "AccumulateGrad" in op.node]

@@ -20,7 +20,7 @@ from .hooks_state import hooks_state
 
 
 def _ops(p):
-    p.correlation  # noqa: B018 - fills the link fields
+    p.correlation
     return p.records.ops
 
 
@@ -52,17 +52,29 @@ def test_linear_forward_backward_ties_each_backward_op_to_its_forward_op():
     fwd = [(op.name, op.seq, op.module) for op in ops if op.dir == "fwd" and op.seq >= 0]
     # Linear = t (TBackward0) + addmm (AddmmBackward0); the nodes are created in call order.
     assert fwd == [
-        ("aten::t", 0, "Sequential.0"), ("aten::addmm", 1, "Sequential.0"), ("aten::relu", 2, "Sequential.1"),
-        ("aten::t", 3, "Sequential.2"), ("aten::addmm", 4, "Sequential.2"), ("aten::sum", 5, ""),
+        ("aten::t", 0, "Sequential.0"),
+        ("aten::addmm", 1, "Sequential.0"),
+        ("aten::relu", 2, "Sequential.1"),
+        ("aten::t", 3, "Sequential.2"),
+        ("aten::addmm", 4, "Sequential.2"),
+        ("aten::sum", 5, ""),
     ]
     bwd = [op for op in ops if op.dir == "bwd"]
     by_node = {(op.node, _fwd_name(p, op), op.altseq) for op in bwd if not op.param}
     assert by_node == {
-        ("SumBackward0", "aten::sum", 5), ("AddmmBackward0", "aten::addmm", 4), ("TBackward0", "aten::t", 3),
-        ("ReluBackward0", "aten::relu", 2), ("AddmmBackward0", "aten::addmm", 1), ("TBackward0", "aten::t", 0),
+        ("SumBackward0", "aten::sum", 5),
+        ("AddmmBackward0", "aten::addmm", 4),
+        ("TBackward0", "aten::t", 3),
+        ("ReluBackward0", "aten::relu", 2),
+        ("AddmmBackward0", "aten::addmm", 1),
+        ("TBackward0", "aten::t", 0),
     }
     assert sorted(op.param for op in bwd if op.param) == [
-        "Sequential.0.bias", "Sequential.0.weight", "Sequential.2.bias", "Sequential.2.weight"]
+        "Sequential.0.bias",
+        "Sequential.0.weight",
+        "Sequential.2.bias",
+        "Sequential.2.weight",
+    ]
     # Backward ops carry the module of their forward op; AccumulateGrad that of its parameter.
     assert {op.module for op in bwd if op.node == "ReluBackward0"} == {"Sequential.1"}
     assert {op.module for op in bwd if op.param == "Sequential.2.weight"} == {"Sequential.2"}
@@ -77,8 +89,13 @@ def test_shapes_dtypes_params_and_outputs_are_exact():
         torch.cat([a, a], dim=1)
     addmm, cat = _ops(p)
     assert (addmm.name, addmm.overload) == ("aten::addmm", "default")
-    assert addmm.inputs == (TensorMeta((7,), "float64"), TensorMeta((3, 5), "float64"), TensorMeta((5, 7), "float64"),
-                            0.5, 2.0)
+    assert addmm.inputs == (
+        TensorMeta((7,), "float64"),
+        TensorMeta((3, 5), "float64"),
+        TensorMeta((5, 7), "float64"),
+        0.5,
+        2.0,
+    )
     assert addmm.kwargs == (("beta", 0.5), ("alpha", 2.0))
     assert addmm.outputs == (TensorMeta((3, 7), "float64"),)
     assert cat.inputs == ((TensorMeta((3, 5), "float64"), TensorMeta((3, 5), "float64")), 1)
@@ -134,8 +151,7 @@ def test_activation_checkpointing_recompute_is_not_backward(reentrant):
     recompute = [op.name for op in ops if op.dir == "recompute" and op.name != "aten::detach"]
     assert recompute == ["aten::mm", "aten::relu"]
     bwd = [op for op in ops if op.dir == "bwd" and op.node in ("ReluBackward0", "MmBackward0")]
-    assert {(op.node, _fwd_name(p, op)) for op in bwd} == {("ReluBackward0", "aten::relu"),
-                                                          ("MmBackward0", "aten::mm")}
+    assert {(op.node, _fwd_name(p, op)) for op in bwd} == {("ReluBackward0", "aten::relu"), ("MmBackward0", "aten::mm")}
     # With reentrant checkpointing the backward graph is the recomputed one: tied to recomputed ops.
     expected_dir = "recompute" if reentrant else "fwd"
     assert {ops[op.fwd].dir for op in bwd} == {expected_dir}
@@ -168,7 +184,8 @@ def test_dataloader_ops_are_other_and_the_model_after_them_is_fwd():
     assert [op.dir for op in ops if op.name == "aten::addmm"] == ["fwd", "fwd"]
     fetches = [r.name for r in p.records.ranges if r.kind == "record_function"]
     assert len(fetches) == 3 and all(  # 2 batches, then the fetch that ends the loop
-        name.startswith("enumerate(DataLoader)#") for name in fetches)
+        name.startswith("enumerate(DataLoader)#") for name in fetches
+    )
 
 
 def test_module_paths_nested_layers_and_wrap():
@@ -229,8 +246,11 @@ def test_torch_cuda_nvtx_ranges_are_seen(monkeypatch):
         with torch.cuda.nvtx.range("other"):
             torch.ones(2)
     ops = _ops(p)
-    assert [(op.name, op.layer) for op in ops] == [("aten::ones", ("head",)), ("aten::sum", ("head",)),
-                                                   ("aten::ones", ())]
+    assert [(op.name, op.layer) for op in ops] == [
+        ("aten::ones", ("head",)),
+        ("aten::sum", ("head",)),
+        ("aten::ones", ()),
+    ]
     assert [(r.name, r.kind) for r in p.records.ranges if r.kind != "step"] == [("head", "layer"), ("other", "nvtx")]
 
 
@@ -442,7 +462,10 @@ def test_backward_on_another_thread_is_tied_to_that_threads_forward_ops():
     # Each backward op is tied to a forward op of its own thread, and to the same kind of op.
     assert [(op.tid, op.node) for op in bwd if ops[op.fwd].tid != op.tid] == []
     assert {(op.node, ops[op.fwd].name) for op in bwd} == {
-        ("SumBackward0", "aten::sum"), ("AddmmBackward0", "aten::addmm"), ("TBackward0", "aten::t")}
+        ("SumBackward0", "aten::sum"),
+        ("AddmmBackward0", "aten::addmm"),
+        ("TBackward0", "aten::t"),
+    }
 
 
 def test_start_stop_again_keeps_ids_steps_and_sequence_numbers_distinct():
@@ -488,7 +511,11 @@ def test_in_place_op_that_saves_its_input_owns_the_node_its_clone_saw_first():
         a.sum().backward()
     ops = _ops(p)
     assert [(op.name, op.seq) for op in ops if op.dir == "fwd" and op.seq >= 0] == [
-        ("aten::add", 0), ("aten::clone", 2), ("aten::mul_", 1), ("aten::sum", 3)]
+        ("aten::add", 0),
+        ("aten::clone", 2),
+        ("aten::mul_", 1),
+        ("aten::sum", 3),
+    ]
     mul_backward = [op for op in ops if op.node == "MulBackward0"]
     assert len(mul_backward) == 2 and {_fwd_name(p, op) for op in mul_backward} == {"aten::mul_"}
 
@@ -502,7 +529,11 @@ def test_ops_in_a_saved_tensor_pack_hook_leave_the_number_to_the_op_that_saves()
         y.backward()
     ops = _ops(p)
     assert [(op.name, op.seq) for op in ops if op.dir == "fwd"] == [
-        ("aten::clone", -1), ("aten::mm", 0), ("aten::sum", 1), ("aten::ones_like", -1)]
+        ("aten::clone", -1),
+        ("aten::mm", 0),
+        ("aten::sum", 1),
+        ("aten::ones_like", -1),
+    ]
     mm_backward = [op for op in ops if op.node == "MmBackward0"]
     assert len(mm_backward) == 2 and {_fwd_name(p, op) for op in mm_backward} == {"aten::mm"}
 
@@ -516,7 +547,11 @@ def test_nodes_numbered_in_steps_not_recorded_belong_to_no_recorded_op():
         (h * 3).sum().backward()
     ops = _ops(p)
     assert [(op.name, op.seq) for op in ops if op.dir == "fwd"] == [
-        ("aten::add", -1), ("aten::mul", 1), ("aten::sum", 2), ("aten::ones_like", -1)]
+        ("aten::add", -1),
+        ("aten::mul", 1),
+        ("aten::sum", 2),
+        ("aten::ones_like", -1),
+    ]
     # ExpBackward0's forward op ran in a step not recorded: its backward ops are tied to nothing.
     exp_backward = [op for op in ops if op.node == "ExpBackward0"]
     assert exp_backward and all(op.fwd == -1 for op in exp_backward)
@@ -661,7 +696,10 @@ def test_a_function_whose_output_needs_no_grad_still_owns_its_node_number():
         d.sin().sum().backward()
     ops = _ops(p)
     assert [(op.name, op.seq) for op in ops if op.dir == "fwd" and op.seq >= 0] == [
-        ("aten::mul", 1), ("aten::sin", 2), ("aten::sum", 3)]
+        ("aten::mul", 1),
+        ("aten::sin", 2),
+        ("aten::sum", 3),
+    ]
 
 
 def test_a_closures_forward_inside_an_optimizer_step_is_fwd_and_its_backward_is_tied_to_it():
@@ -683,7 +721,10 @@ def test_a_closures_forward_inside_an_optimizer_step_is_fwd_and_its_backward_is_
     bwd = [op for op in ops if op.dir == "bwd" and not op.param]
     assert bwd and all(op.fwd >= 0 for op in bwd)
     assert {(op.node, _fwd_name(p, op)) for op in bwd} == {
-        ("MseLossBackward0", "aten::mse_loss"), ("AddmmBackward0", "aten::addmm"), ("TBackward0", "aten::t")}
+        ("MseLossBackward0", "aten::mse_loss"),
+        ("AddmmBackward0", "aten::addmm"),
+        ("TBackward0", "aten::t"),
+    }
     assert "opt" in {op.dir for op in ops}  # LBFGS's own math is still the optimizer's
 
 

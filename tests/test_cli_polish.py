@@ -39,11 +39,14 @@ def usage_error(capsys, *argv) -> str:
 # Output paths
 
 
-@pytest.mark.parametrize("flag, name, expected", [
-    ("--chrome", "x.txt", "a Chrome trace is .json or .json.gz"),
-    ("--chrome", "x.gz", "a Chrome trace is .json or .json.gz"),
-    ("--html", "x.json", "an HTML report is .html or .htm"),
-])
+@pytest.mark.parametrize(
+    "flag, name, expected",
+    [
+        ("--chrome", "x.txt", "a Chrome trace is .json or .json.gz"),
+        ("--chrome", "x.gz", "a Chrome trace is .json or .json.gz"),
+        ("--html", "x.json", "an HTML report is .html or .htm"),
+    ],
+)
 def test_an_output_path_with_the_wrong_extension_is_refused_before_loading(capsys, tmp_path, flag, name, expected):
     out = tmp_path / name
     line = usage_error(capsys, tmp_path / "not-read.json", flag, out)  # the input is not read: no "no such file"
@@ -87,25 +90,38 @@ def test_a_descriptor_link_is_written_into_whatever_its_name(saved, tmp_path):
 # Options that apply to the printed report only
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["--view", "modules", "--chrome", "t.json"], "--view applies to the printed report, not to --chrome"),
-    (["--html", "r.html", "--sort", "sil", "--limit", "3"],
-     "--sort and --limit apply to the printed report, not to --html"),
-    (["-c", "idx,op", "--csv", "--chrome", "t.json", "--html", "r.html"],
-     "-c and --csv apply to the printed report, not to --chrome and --html"),
-    (["-w", "80", "--chrome", "t.json"], "-w applies to the printed report, not to --chrome"),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--view", "modules", "--chrome", "t.json"], "--view applies to the printed report, not to --chrome"),
+        (
+            ["--html", "r.html", "--sort", "sil", "--limit", "3"],
+            "--sort and --limit apply to the printed report, not to --html",
+        ),
+        (
+            ["-c", "idx,op", "--csv", "--chrome", "t.json", "--html", "r.html"],
+            "-c and --csv apply to the printed report, not to --chrome and --html",
+        ),
+        (["-w", "80", "--chrome", "t.json"], "-w applies to the printed report, not to --chrome"),
+    ],
+)
 def test_report_options_with_an_export_are_refused(capsys, saved, tmp_path, argv, expected):
     argv = [str(tmp_path / a) if a.endswith((".json", ".html")) else a for a in argv]
     assert usage_error(capsys, saved, *argv) == f"pyprof-live: error: {expected}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.pplive"]
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["--view", "ops", "--sort", "sil"], "--sort applies to the kernel table, not to --view ops"),
-    (["--view", "modules", "-c", "idx,op"], "-c applies to the kernel table, not to --view modules"),
-    (["--view", "kernels", "-c", "op", "--sort", "sil"], "-c and --sort apply to the kernel table, not to --view kernels"),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--view", "ops", "--sort", "sil"], "--sort applies to the kernel table, not to --view ops"),
+        (["--view", "modules", "-c", "idx,op"], "-c applies to the kernel table, not to --view modules"),
+        (
+            ["--view", "kernels", "-c", "op", "--sort", "sil"],
+            "-c and --sort apply to the kernel table, not to --view kernels",
+        ),
+    ],
+)
 def test_table_options_with_a_view_name_only_the_flags_given(capsys, saved, argv, expected):
     assert usage_error(capsys, saved, *argv) == f"pyprof-live: error: {expected}"
 
@@ -113,12 +129,21 @@ def test_table_options_with_a_view_name_only_the_flags_given(capsys, saved, argv
 def test_table_options_still_apply_to_the_default_table(saved, capsys):
     assert main([str(saved), "-c", "op,kernel", "--sort", "sil"]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "aten::addmm gemm_kernel", "aten::mm mm_kernel", "aten::addmm [memcpy_HtoD]"]  # 1000, 800, 100 ns
+        "aten::addmm gemm_kernel",
+        "aten::mm mm_kernel",
+        "aten::addmm [memcpy_HtoD]",
+    ]  # 1000, 800, 100 ns
 
 
 @pytest.mark.parametrize("command", [[], ["diff"]])
-@pytest.mark.parametrize("width, problem", [("0", "must be 1 or more, not 0"), ("-5", "must be 1 or more, not -5"),
-                                            ("wide", "must be a whole number, not 'wide'")])
+@pytest.mark.parametrize(
+    "width, problem",
+    [
+        ("0", "must be 1 or more, not 0"),
+        ("-5", "must be 1 or more, not -5"),
+        ("wide", "must be a whole number, not 'wide'"),
+    ],
+)
 def test_a_width_below_one_is_refused(capsys, saved, command, width, problem):
     inputs = [saved, saved] if command else [saved]
     prog = "pyprof-live diff" if command else "pyprof-live"
@@ -145,35 +170,64 @@ def load_error(load, path) -> str:
     return str(raised.value)
 
 
-@pytest.mark.parametrize("events, problem", [
-    ([event("cpu_op"), 1], "traceEvents[1] is a number, not an event object"),
-    ([["cpu_op"]], "traceEvents[0] is an array, not an event object"),
-    ([event("kernel")], "kernel event traceEvents[0] has no 'args'"),
-    ([event("cpu_op"), {"ph": "X", "cat": "cpu_op", "name": "aten::mm"}], "cpu_op event traceEvents[1] has no 'ts'"),
-    ([event("cpu_op", ts="12")], "cpu_op event traceEvents[0]: 'ts' is a string, expected a finite number"),
-    ([event("cpu_op", dur=None)], "cpu_op event traceEvents[0]: 'dur' is null, expected a finite number"),
-    ([event("cuda_runtime", name=5, args={})], "cuda_runtime event traceEvents[0]: 'name' is a number, expected a string"),
-    ([event("kernel", args={"grid": 4})], "kernel event traceEvents[0]: args 'grid' is a number, expected an array of numbers"),
-    ([event("cpu_op", args=[1])], "cpu_op event traceEvents[0]: 'args' is an array, expected an object"),
-    ([event("cpu_op", args={"Input Dims": [[2]], "Input type": 5})],
-     "cpu_op event traceEvents[0]: args 'Input type' is a number, expected an array of strings"),
-    ([event("cpu_op", args={"Input Dims": [4]})],
-     "cpu_op event traceEvents[0]: args 'Input Dims' is an array holding a number, expected an array of shapes"),
-    ([event("cpu_op", args={"Fwd thread id": None})],
-     "cpu_op event traceEvents[0]: args 'Fwd thread id' is null, expected a finite number"),
-    ([event("cpu_op", args={"Call stack": ["a.py(1): f"]})],
-     "cpu_op event traceEvents[0]: args 'Call stack' is an array, expected a string"),
-    ([{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "args": {"Total Allocated": "1"}}],
-     "cpu_instant_event event traceEvents[0]: args 'Total Allocated' is a string, expected a finite number"),
-    ([event("cpu_op"), {"ph": "X", "cat": ["cpu_op"]}], "traceEvents[1]: 'cat' is an array, expected a string"),
-    ([event("cpu_op", ts=float("inf"))], "cpu_op event traceEvents[0]: 'ts' is Infinity, expected a finite number"),
-    # found only once every event is in: the offending event is looked for again
-    ([event("cpu_op"), event("cuda_runtime", args={"correlation": [7]})],
-     "cuda_runtime event traceEvents[1]: args 'correlation' is an array, expected a number"),
-    ([event("cpu_op", pid={"host": 1})], "cpu_op event traceEvents[0]: 'pid' is an object, expected a number or a string"),
-    ([event("cpu_op"), event("python_function", name=3, args={"Python id": 1})],
-     "python_function event traceEvents[1]: 'name' is a number, expected a string"),
-])
+@pytest.mark.parametrize(
+    "events, problem",
+    [
+        ([event("cpu_op"), 1], "traceEvents[1] is a number, not an event object"),
+        ([["cpu_op"]], "traceEvents[0] is an array, not an event object"),
+        ([event("kernel")], "kernel event traceEvents[0] has no 'args'"),
+        (
+            [event("cpu_op"), {"ph": "X", "cat": "cpu_op", "name": "aten::mm"}],
+            "cpu_op event traceEvents[1] has no 'ts'",
+        ),
+        ([event("cpu_op", ts="12")], "cpu_op event traceEvents[0]: 'ts' is a string, expected a finite number"),
+        ([event("cpu_op", dur=None)], "cpu_op event traceEvents[0]: 'dur' is null, expected a finite number"),
+        (
+            [event("cuda_runtime", name=5, args={})],
+            "cuda_runtime event traceEvents[0]: 'name' is a number, expected a string",
+        ),
+        (
+            [event("kernel", args={"grid": 4})],
+            "kernel event traceEvents[0]: args 'grid' is a number, expected an array of numbers",
+        ),
+        ([event("cpu_op", args=[1])], "cpu_op event traceEvents[0]: 'args' is an array, expected an object"),
+        (
+            [event("cpu_op", args={"Input Dims": [[2]], "Input type": 5})],
+            "cpu_op event traceEvents[0]: args 'Input type' is a number, expected an array of strings",
+        ),
+        (
+            [event("cpu_op", args={"Input Dims": [4]})],
+            "cpu_op event traceEvents[0]: args 'Input Dims' is an array holding a number, expected an array of shapes",
+        ),
+        (
+            [event("cpu_op", args={"Fwd thread id": None})],
+            "cpu_op event traceEvents[0]: args 'Fwd thread id' is null, expected a finite number",
+        ),
+        (
+            [event("cpu_op", args={"Call stack": ["a.py(1): f"]})],
+            "cpu_op event traceEvents[0]: args 'Call stack' is an array, expected a string",
+        ),
+        (
+            [{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "args": {"Total Allocated": "1"}}],
+            "cpu_instant_event event traceEvents[0]: args 'Total Allocated' is a string, expected a finite number",
+        ),
+        ([event("cpu_op"), {"ph": "X", "cat": ["cpu_op"]}], "traceEvents[1]: 'cat' is an array, expected a string"),
+        ([event("cpu_op", ts=float("inf"))], "cpu_op event traceEvents[0]: 'ts' is Infinity, expected a finite number"),
+        # found only once every event is in: the offending event is looked for again
+        (
+            [event("cpu_op"), event("cuda_runtime", args={"correlation": [7]})],
+            "cuda_runtime event traceEvents[1]: args 'correlation' is an array, expected a number",
+        ),
+        (
+            [event("cpu_op", pid={"host": 1})],
+            "cpu_op event traceEvents[0]: 'pid' is an object, expected a number or a string",
+        ),
+        (
+            [event("cpu_op"), event("python_function", name=3, args={"Python id": 1})],
+            "python_function event traceEvents[1]: 'name' is a number, expected a string",
+        ),
+    ],
+)
 def test_a_malformed_trace_event_is_named_with_its_field(tmp_path, events, problem):
     path = write_trace(tmp_path, events)
     assert load_error(load_kineto, path) == f"{path}: {problem}"
@@ -181,7 +235,9 @@ def test_a_malformed_trace_event_is_named_with_its_field(tmp_path, events, probl
 
 def test_a_malformed_trace_header_is_named_with_its_field(tmp_path):
     path = write_trace(tmp_path, [event("cpu_op")], deviceProperties=5)
-    assert load_error(load_kineto, path) == f"{path}: the trace header's 'deviceProperties' is a number, expected an array"
+    assert (
+        load_error(load_kineto, path) == f"{path}: the trace header's 'deviceProperties' is a number, expected an array"
+    )
 
 
 def test_a_value_no_field_check_describes_still_names_the_event(tmp_path):
@@ -204,7 +260,7 @@ def test_the_cli_prints_the_trace_error_on_one_line(tmp_path, capsys):
 
 NSYS_TABLES = {
     "CUPTI_ACTIVITY_KIND_KERNEL": "start INT, end INT, deviceId INT, streamId INT, correlationId INT, globalPid INT, "
-                                  "demangledName INT",
+    "demangledName INT",
     "CUPTI_ACTIVITY_KIND_RUNTIME": "start INT, end INT, correlationId INT, globalTid INT, nameId INT",
     "NVTX_EVENTS": "start INT, end INT, eventType INT, globalTid INT, text TEXT",
     "TARGET_INFO_GPU": "id INT, name TEXT",
@@ -220,10 +276,13 @@ def nsys_export(tmp_path, *statements) -> str:
         for table, columns in NSYS_TABLES.items():
             db.execute(f"CREATE TABLE {table} ({columns})")
         db.execute("INSERT INTO StringIds VALUES (1, 'gemm'), (2, 'cudaLaunchKernel_v7000')")
-        db.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 300, 0, 7, 11, {PID}, 1), "
-                   f"(310, 350, 0, 7, 12, {PID}, 1)")
-        db.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 150, 11, {PID | 1}, 2), "
-                   f"(160, 170, 12, {PID | 1}, 2)")
+        db.execute(
+            f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 300, 0, 7, 11, {PID}, 1), "
+            f"(310, 350, 0, 7, 12, {PID}, 1)"
+        )
+        db.execute(
+            f"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 150, 11, {PID | 1}, 2), (160, 170, 12, {PID | 1}, 2)"
+        )
         db.execute(f"INSERT INTO NVTX_EVENTS VALUES (50, 400, 59, {PID | 1}, 'step')")
         db.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 'H100'), (1, 'H100')")
         for statement in statements:
@@ -237,19 +296,33 @@ def test_the_unspoilt_export_loads(tmp_path):
     assert (len(records.kernels), len(records.apis), len(records.ranges), len(records.devices)) == (2, 2, 1, 2)
 
 
-@pytest.mark.parametrize("statement, problem", [
-    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = 'host-a'",
-     "CUPTI_ACTIVITY_KIND_KERNEL rowid 1: globalPid is text 'host-a', expected an integer"),
-    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = x'0102' WHERE rowid = 2",
-     "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: start is a blob, expected an integer"),
-    ("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = NULL WHERE rowid = 2",
-     "CUPTI_ACTIVITY_KIND_RUNTIME rowid 2: start is NULL, expected an integer"),
-    ("UPDATE NVTX_EVENTS SET end = 'later'", "NVTX_EVENTS rowid 1: end is text 'later', expected an integer"),
-    ("UPDATE NVTX_EVENTS SET start = NULL", "NVTX_EVENTS rowid 1: start is NULL, expected an integer"),
-    ("UPDATE NVTX_EVENTS SET globalTid = 1.5", "NVTX_EVENTS rowid 1: globalTid is a real number 1.5, expected an integer"),
-    ("UPDATE TARGET_INFO_GPU SET id = 'gpu0' WHERE rowid = 2",
-     "TARGET_INFO_GPU rowid 2: id is text 'gpu0', expected an integer"),
-])
+@pytest.mark.parametrize(
+    "statement, problem",
+    [
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = 'host-a'",
+            "CUPTI_ACTIVITY_KIND_KERNEL rowid 1: globalPid is text 'host-a', expected an integer",
+        ),
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = x'0102' WHERE rowid = 2",
+            "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: start is a blob, expected an integer",
+        ),
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = NULL WHERE rowid = 2",
+            "CUPTI_ACTIVITY_KIND_RUNTIME rowid 2: start is NULL, expected an integer",
+        ),
+        ("UPDATE NVTX_EVENTS SET end = 'later'", "NVTX_EVENTS rowid 1: end is text 'later', expected an integer"),
+        ("UPDATE NVTX_EVENTS SET start = NULL", "NVTX_EVENTS rowid 1: start is NULL, expected an integer"),
+        (
+            "UPDATE NVTX_EVENTS SET globalTid = 1.5",
+            "NVTX_EVENTS rowid 1: globalTid is a real number 1.5, expected an integer",
+        ),
+        (
+            "UPDATE TARGET_INFO_GPU SET id = 'gpu0' WHERE rowid = 2",
+            "TARGET_INFO_GPU rowid 2: id is text 'gpu0', expected an integer",
+        ),
+    ],
+)
 def test_an_ill_typed_value_is_named_with_its_table_row_and_column(tmp_path, statement, problem):
     path = nsys_export(tmp_path, statement)
     assert load_error(load_nsys, path) == f"{path}: {problem}"
@@ -257,7 +330,9 @@ def test_an_ill_typed_value_is_named_with_its_table_row_and_column(tmp_path, sta
 
 def test_a_missing_time_is_named_with_its_row(tmp_path):
     path = nsys_export(tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = NULL")
-    assert load_error(load_nsys, path) == f"{path}: CUPTI_ACTIVITY_KIND_KERNEL rowid 1: end is NULL, expected an integer"
+    assert (
+        load_error(load_nsys, path) == f"{path}: CUPTI_ACTIVITY_KIND_KERNEL rowid 1: end is NULL, expected an integer"
+    )
 
 
 def nvprof_export(tmp_path, statement: str):
@@ -272,8 +347,9 @@ def nvprof_export(tmp_path, statement: str):
 
 def test_nvprof_exports_are_diagnosed_by_their_own_tables(tmp_path):
     path = nvprof_export(tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET start = 'late' WHERE _id_ = 2")
-    assert load_error(load_nsys, path) == (f"{path}: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL rowid 2: start is text 'late', "
-                                           "expected an integer")
+    assert load_error(load_nsys, path) == (
+        f"{path}: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL rowid 2: start is text 'late', expected an integer"
+    )
 
 
 def test_a_value_no_column_check_describes_still_says_what_is_wrong(tmp_path):

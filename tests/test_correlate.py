@@ -11,8 +11,9 @@ def _nested_profile():
     corr 3 at t=110 (relu), corr 4 at t=200 (no op). Kernel corr 9 has no launch row.
     """
     ops = [
-        OpRecord("aten::conv2d", 0, 100, tid=1, pid=7, seq=4, module="Net.conv", layer=("stem",),
-                 mod="torch.nn.functional"),
+        OpRecord(
+            "aten::conv2d", 0, 100, tid=1, pid=7, seq=4, module="Net.conv", layer=("stem",), mod="torch.nn.functional"
+        ),
         OpRecord("aten::convolution", 10, 90, tid=1, pid=7),
         OpRecord("aten::cudnn_convolution", 20, 80, tid=1, pid=7),
         OpRecord("aten::relu", 100, 130, tid=1, pid=7, seq=5),
@@ -45,8 +46,14 @@ def test_kernels_link_to_the_innermost_op_enclosing_their_launch():
     c = p.correlation
     r = p.records
     names = [r.ops[k.op].name if k.op >= 0 else None for k in r.kernels]
-    assert names == ["aten::cudnn_convolution", "aten::convolution", "aten::relu", None, None,
-                     "aten::convolution_backward"]
+    assert names == [
+        "aten::cudnn_convolution",
+        "aten::convolution",
+        "aten::relu",
+        None,
+        None,
+        "aten::convolution_backward",
+    ]
     assert [k.launch for k in r.kernels] == [0, 1, 2, 3, -1, 4]
     assert r.memops[0].op == 3
     # 6 kernels, 5 with a launch row, 4 inside an op; 2 unattributed (one outside ops, one without launch).
@@ -55,12 +62,13 @@ def test_kernels_link_to_the_innermost_op_enclosing_their_launch():
 
 def test_parents_and_inherited_facts():
     p = _nested_profile()
-    p.correlation  # noqa: B018
+    p.correlation
     ops = p.records.ops
     assert [op.parent for op in ops] == [-1, 0, 1, -1, -1, 4]
     # Module and layer flow down the chain; dir defaults to fwd at the top and is inherited below.
     assert [(op.module, op.layer, op.dir, op.mod) for op in ops[:3]] == [
-        ("Net.conv", ("stem",), "fwd", "torch.nn.functional")] * 3
+        ("Net.conv", ("stem",), "fwd", "torch.nn.functional")
+    ] * 3
     # The aten op inside a backward node range is bwd, with the node's sequence number...
     assert (ops[5].dir, ops[5].altseq) == ("bwd", 4)
     # ...and both are tied to the forward op with that number, taking its module and layer.

@@ -138,11 +138,19 @@ def test_hand_profile_tracks_times_and_flows(tmp_path):
     assert names[(0, 1)] == f"thread {BIG_TID}"
     assert names[(0, 2)] == f"thread {BIG_TID} (overlapping slices 1)"
     assert {e["name"]: e["tid"] for e in events if e["ph"] == "X" and e["pid"] == 0} == {
-        "step 0": 1, "aten::linear": 1, "aten::addmm": 1, "aten::mm": 1, "nvtx overlap": 2}
+        "step 0": 1,
+        "aten::linear": 1,
+        "aten::addmm": 1,
+        "aten::mm": 1,
+        "nvtx overlap": 2,
+    }
 
     launches = flow_ends(trace, slices, "launch")
     assert sorted((s["name"], f["name"]) for s, f in launches) == [
-        ("aten::addmm", "gemm_kernel"), ("aten::addmm", "memcpy HtoD"), ("aten::mm", "mm_kernel")]
+        ("aten::addmm", "gemm_kernel"),
+        ("aten::addmm", "memcpy HtoD"),
+        ("aten::mm", "mm_kernel"),
+    ]
     assert [(s["name"], f["name"]) for s, f in flow_ends(trace, slices, "fwdbwd")] == [("aten::addmm", "aten::mm")]
     # addmm starts with its parent linear: its flows sit mid-addmm, (1000 + 4000) // 2 = 2500 ns,
     # i.e. 2000 ns after the origin, so they bind to addmm and not to linear.
@@ -198,8 +206,10 @@ def test_live_cpu_profile_has_one_slice_per_op_and_forward_backward_flows(tmp_pa
     # Each backward op linked to a forward op, whose parent is not linked to the same one, has its arrow.
     records = p.records.ops
     expected = Counter(
-        (records[op.fwd].name, op.name) for op in records
-        if op.fwd != -1 and (op.parent == -1 or records[op.parent].fwd != op.fwd))
+        (records[op.fwd].name, op.name)
+        for op in records
+        if op.fwd != -1 and (op.parent == -1 or records[op.parent].fwd != op.fwd)
+    )
     got = Counter((s["name"], f["name"]) for s, f in flow_ends(trace, slices, "fwdbwd"))
     assert got == expected and expected[("aten::addmm", "aten::mm")] >= 2  # both linears' weight grads
     assert all(s["args"]["dir"] == "fwd" and f["args"]["dir"] == "bwd" for s, f in flow_ends(trace, slices, "fwdbwd"))
@@ -211,15 +221,22 @@ def test_live_cpu_profile_has_one_slice_per_op_and_forward_backward_flows(tmp_pa
 # Real Kineto traces
 
 
-REAL = sorted([
-    "kineto/hta_alexnet_a100_benchmark_trace.json.gz", "kineto/hta_call_stack_backward_thread.json",
-    "kineto/hta_cupti_profiler_counters_a100.json.gz", "kineto/hta_nccl_data_a100_ws2_rank0.json.gz",
-    "kineto/hta_triton_compile_a100.json.gz", "kineto/kineto_docs_before_fix_trace_h100.json",
-    "kineto/kineto_tbplugin_resnet50_v100dgxs_oldformat.pt.trace.json.gz",
-    "kineto/tracelens_qwen1.5-0.5b_h100_infer.json.gz", "kineto/tracelens_owlv2_h100_infer.json.gz",
-    "nsys/nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite", "nsys/nsys2022.4_tensorrt_centerformer_nvtxonly.sqlite",
-    "nsys/nvprof_pytorch_pyprof_lm_v100_17ed9e2.sql",
-])
+REAL = sorted(
+    [
+        "kineto/hta_alexnet_a100_benchmark_trace.json.gz",
+        "kineto/hta_call_stack_backward_thread.json",
+        "kineto/hta_cupti_profiler_counters_a100.json.gz",
+        "kineto/hta_nccl_data_a100_ws2_rank0.json.gz",
+        "kineto/hta_triton_compile_a100.json.gz",
+        "kineto/kineto_docs_before_fix_trace_h100.json",
+        "kineto/kineto_tbplugin_resnet50_v100dgxs_oldformat.pt.trace.json.gz",
+        "kineto/tracelens_qwen1.5-0.5b_h100_infer.json.gz",
+        "kineto/tracelens_owlv2_h100_infer.json.gz",
+        "nsys/nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite",
+        "nsys/nsys2022.4_tensorrt_centerformer_nvtxonly.sqlite",
+        "nsys/nvprof_pytorch_pyprof_lm_v100_17ed9e2.sql",
+    ]
+)
 
 
 @pytest.mark.e2e
@@ -249,8 +266,11 @@ def test_nccl_trace_has_as_many_forward_backward_arrows_as_kineto_drew(shared_da
     scan); every one starts at a forward op's start. Ours start from the same 543 forward ops."""
     path = shared_data / "kineto" / "hta_nccl_data_a100_ws2_rank0.json.gz"
     source = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
-    source_starts = sorted(int(Decimal(repr(e["ts"])) * 1000)  # exact ns, as the importer reads µs
-                           for e in source if e.get("cat") == "fwdbwd" and e["ph"] == "s")
+    source_starts = sorted(
+        int(Decimal(repr(e["ts"])) * 1000)  # exact ns, as the importer reads µs
+        for e in source
+        if e.get("cat") == "fwdbwd" and e["ph"] == "s"
+    )
     assert len(source_starts) == 543
 
     profile = pyprof_live.load(path)

@@ -8,8 +8,8 @@ import pytest
 
 import pyprof_live
 from pyprof_live.analysis.timeline import CATEGORIES
-from pyprof_live.columns import COLUMN_NAMES
 from pyprof_live.profile import VIEW_NAMES
+from pyprof_live.report.columns import COLUMN_NAMES
 
 from .export_fixtures import hand_profile, live_profile
 
@@ -42,7 +42,12 @@ def test_kernel_table_frame_keeps_numbers_numeric():
 def test_summary_frames_match_their_views():
     pytest.importorskip("pandas")
     p = live_profile(steps=2)
-    for name, view in (("ops", p.ops()), ("modules", p.modules()), ("overview", p.overview()), ("kernels", p.kernels())):
+    for name, view in (
+        ("ops", p.ops()),
+        ("modules", p.modules()),
+        ("overview", p.overview()),
+        ("kernels", p.kernels()),
+    ):
         frame = p.to_dataframe(name)
         assert list(frame.columns) == list(view.columns), name
         assert len(frame) == len(view.rows), name
@@ -55,22 +60,94 @@ def test_summary_frames_match_their_views():
 _TEXT, _INT, _REAL = "string", "Int64", "Float64"
 _ROOFLINE = {"ideal": _INT, "sol%": _REAL, "bound": _TEXT}
 EXPECTED_DTYPES = {
-    "table": {"idx": _INT, "seq": _INT, "altseq": _TEXT, "tid": _INT, "layer": _TEXT, "trace": _TEXT, "dir": _TEXT,
-              "sub": _INT, "mod": _TEXT, "op": _TEXT, "kernel": _TEXT, "params": _TEXT, "sil": _INT, "tc": _INT,
-              "device": _INT, "stream": _INT, "grid": _TEXT, "block": _TEXT, "flops": _INT, "bytes": _INT,
-              "module": _TEXT, "host": _INT, "ops": _TEXT, **_ROOFLINE},
-    "ops": {"op": _TEXT, "calls": _INT, "host": _INT, "host_self": _INT, "dev": _INT, "dev_self": _INT,
-            "flops": _INT, "bytes": _INT, **_ROOFLINE},
-    "ops+shape": {"op": _TEXT, "params": _TEXT, "calls": _INT, "host": _INT, "host_self": _INT, "dev": _INT,
-                  "dev_self": _INT, "flops": _INT, "bytes": _INT, **_ROOFLINE},
-    "kernels": {"kernel": _TEXT, "calls": _INT, "sil": _INT, "mean": _INT, "min": _INT, "max": _INT, "tc": _INT,
-                **_ROOFLINE},
-    "modules": {"module": _TEXT, "ops": _INT, "host": _INT, "host_self": _INT, "fwd": _INT, "bwd": _INT,
-                "dev": _INT, "dev_self": _INT, "dev_fwd": _INT, "dev_bwd": _INT, **_ROOFLINE},
-    "overview": {"step": _TEXT, "dur": _INT, **{c: _INT for c in CATEGORIES}, "gpu_busy": _INT, "gpu_idle": _INT,
-                 "busy%": _REAL},
-    "recommendations": {"rule": _TEXT, "at_stake": _INT, "share%": _REAL, "kernel%": _REAL, "advice": _TEXT,
-                        "where": _TEXT},
+    "table": {
+        "idx": _INT,
+        "seq": _INT,
+        "altseq": _TEXT,
+        "tid": _INT,
+        "layer": _TEXT,
+        "trace": _TEXT,
+        "dir": _TEXT,
+        "sub": _INT,
+        "mod": _TEXT,
+        "op": _TEXT,
+        "kernel": _TEXT,
+        "params": _TEXT,
+        "sil": _INT,
+        "tc": _INT,
+        "device": _INT,
+        "stream": _INT,
+        "grid": _TEXT,
+        "block": _TEXT,
+        "flops": _INT,
+        "bytes": _INT,
+        "module": _TEXT,
+        "host": _INT,
+        "ops": _TEXT,
+        **_ROOFLINE,
+    },
+    "ops": {
+        "op": _TEXT,
+        "calls": _INT,
+        "host": _INT,
+        "host_self": _INT,
+        "dev": _INT,
+        "dev_self": _INT,
+        "flops": _INT,
+        "bytes": _INT,
+        **_ROOFLINE,
+    },
+    "ops+shape": {
+        "op": _TEXT,
+        "params": _TEXT,
+        "calls": _INT,
+        "host": _INT,
+        "host_self": _INT,
+        "dev": _INT,
+        "dev_self": _INT,
+        "flops": _INT,
+        "bytes": _INT,
+        **_ROOFLINE,
+    },
+    "kernels": {
+        "kernel": _TEXT,
+        "calls": _INT,
+        "sil": _INT,
+        "mean": _INT,
+        "min": _INT,
+        "max": _INT,
+        "tc": _INT,
+        **_ROOFLINE,
+    },
+    "modules": {
+        "module": _TEXT,
+        "ops": _INT,
+        "host": _INT,
+        "host_self": _INT,
+        "fwd": _INT,
+        "bwd": _INT,
+        "dev": _INT,
+        "dev_self": _INT,
+        "dev_fwd": _INT,
+        "dev_bwd": _INT,
+        **_ROOFLINE,
+    },
+    "overview": {
+        "step": _TEXT,
+        "dur": _INT,
+        **{c: _INT for c in CATEGORIES},
+        "gpu_busy": _INT,
+        "gpu_idle": _INT,
+        "busy%": _REAL,
+    },
+    "recommendations": {
+        "rule": _TEXT,
+        "at_stake": _INT,
+        "share%": _REAL,
+        "kernel%": _REAL,
+        "advice": _TEXT,
+        "where": _TEXT,
+    },
 }
 
 
@@ -104,6 +181,9 @@ def test_kineto_frames_have_the_contract_dtypes_and_keep_na_missing(shared_data)
     table = p.to_dataframe()
     rows = p.view("table").rows
     assert table["ideal"].notna().sum() == sum(r.get("ideal") is not None for r in rows) > 0
-    assert table["bytes"].isna().sum() == sum(r.get("bytes") in (None, "na") for r in rows) > \
-        sum(r.get("bytes") is None for r in rows)  # 49 rows hold 'na' (no formula), not just '-'
+    assert (
+        table["bytes"].isna().sum()
+        == sum(r.get("bytes") in (None, "na") for r in rows)
+        > sum(r.get("bytes") is None for r in rows)
+    )  # 49 rows hold 'na' (no formula), not just '-'
     _assert_frames_follow_the_contract(p)

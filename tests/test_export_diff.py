@@ -1,4 +1,4 @@
-"""``pyprof-live diff A B`` and pyprof_live.diff: op-by-op deltas, sorted by the largest change; the CLI's
+"""``pyprof-live diff A B`` and pyprof_live.report.diff: op-by-op deltas, sorted by the largest change; the CLI's
 subcommand (and a file literally named ``diff``), and its ``--chrome`` / ``--html`` exports."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from pyprof_live.diff import diff
 from pyprof_live.profile import Profile
 from pyprof_live.records import ApiRecord, KernelRecord, OpRecord, TensorMeta
+from pyprof_live.report.diff import diff
 
 from .export_fixtures import live_profile
 
@@ -28,8 +28,10 @@ def addmm(start: int, end: int) -> OpRecord:
 
 def launched(ops, kernels_at) -> Profile:
     """``kernels_at``: (op index, kernel start, kernel end); each launch 10 ns into its op."""
-    apis = [ApiRecord("cudaLaunchKernel", ops[i].start + 10, ops[i].start + 20, correlation=n, tid=1)
-            for n, (i, _, _) in enumerate(kernels_at)]
+    apis = [
+        ApiRecord("cudaLaunchKernel", ops[i].start + 10, ops[i].start + 20, correlation=n, tid=1)
+        for n, (i, _, _) in enumerate(kernels_at)
+    ]
     kernels = [KernelRecord("gemm", start, end, correlation=n) for n, (_, start, end) in enumerate(kernels_at)]
     return Profile(ops=ops, apis=apis, kernels=kernels, meta={"source": "test"})
 
@@ -37,10 +39,13 @@ def launched(ops, kernels_at) -> Profile:
 def before_after():
     """A: addmm (1000 ns host, 500 ns kernel), relu (300 ns host). B: addmm twice (800 ns host and a
     300 ns kernel each), relu gone, gelu new (400 ns host, 100 ns kernel, inputs not recorded)."""
-    a = launched([addmm(0, 1000), OpRecord("aten::relu", 1000, 1300, tid=1, inputs=(Y,), outputs=(Y,))],
-                 [(0, 200, 700)])
-    b = launched([addmm(0, 800), addmm(1000, 1800), OpRecord("aten::gelu", 2000, 2400, tid=1)],
-                 [(0, 100, 400), (1, 1100, 1400), (2, 2100, 2200)])
+    a = launched(
+        [addmm(0, 1000), OpRecord("aten::relu", 1000, 1300, tid=1, inputs=(Y,), outputs=(Y,))], [(0, 200, 700)]
+    )
+    b = launched(
+        [addmm(0, 800), addmm(1000, 1800), OpRecord("aten::gelu", 2000, 2400, tid=1)],
+        [(0, 100, 400), (1, 1100, 1400), (2, 2100, 2200)],
+    )
     return a, b
 
 
@@ -49,15 +54,29 @@ def test_deltas_per_op_largest_change_first():
     rows = {r["op"]: r for r in view.rows}
     # addmm 32x64 @ 64x16: 2*32*64*16 = 65536 flops per call; B has two calls.
     assert rows["aten::addmm"] == {
-        "op": "aten::addmm", "params": None,
-        "calls_a": 1, "calls_b": 2, "d_calls": 1,
-        "host_self_a": 1000, "host_self_b": 1600, "d_host_self": 600,  # 800 + 800
-        "dev_self_a": 500, "dev_self_b": 600, "d_dev_self": 100,  # 300 + 300 - 500
-        "flops_a": 65536, "flops_b": 131072, "d_flops": 65536,
+        "op": "aten::addmm",
+        "params": None,
+        "calls_a": 1,
+        "calls_b": 2,
+        "d_calls": 1,
+        "host_self_a": 1000,
+        "host_self_b": 1600,
+        "d_host_self": 600,  # 800 + 800
+        "dev_self_a": 500,
+        "dev_self_b": 600,
+        "d_dev_self": 100,  # 300 + 300 - 500
+        "flops_a": 65536,
+        "flops_b": 131072,
+        "d_flops": 65536,
     }
     # relu on 32x16 = 512 elements, one flop each; gone from B.
     assert [rows["aten::relu"][k] for k in ("calls_b", "d_calls", "d_host_self", "d_dev_self", "d_flops")] == [
-        0, -1, -300, 0, -512]
+        0,
+        -1,
+        -300,
+        0,
+        -512,
+    ]
     # gelu without recorded inputs has no flops formula: its delta is unknown, not 0 - 0.
     assert rows["aten::gelu"]["flops_b"] == "na" and rows["aten::gelu"]["d_flops"] is None
     # |d_dev_self|: addmm 100 and gelu 100 tie (then |d_calls| 1 and 1, then the name), relu 0.
@@ -102,8 +121,9 @@ def test_live_profiles_diff_against_themselves_is_all_zero():
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "pyprof_live", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pyprof_live", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 @pytest.fixture

@@ -34,8 +34,11 @@ class Node:
             yield from child.iter()
 
     def find_all(self, tag: str, **attrs) -> list:
-        return [n for n in self.iter() if n.tag == tag and all(n.attrs.get(k.replace("_", "-")) == v
-                                                                for k, v in attrs.items())]
+        return [
+            n
+            for n in self.iter()
+            if n.tag == tag and all(n.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())
+        ]
 
     def find(self, tag: str, **attrs):
         found = self.find_all(tag, **attrs)
@@ -98,13 +101,23 @@ def table_rows(dom, name: str) -> list:
 def check_hand_report(dom) -> None:
     """What the report of tests/export_fixtures.hand_profile() must show, worked out by hand."""
     assert [s.attrs["id"] for s in dom.root.find_all("section")] == [
-        "summary", "steps", "recommendations", "ops", "kernels", "modules"]
+        "summary",
+        "steps",
+        "recommendations",
+        "ops",
+        "kernels",
+        "modules",
+    ]
     # Step 0 runs 500..13000 = 12500 ns. Kernels 2500..3500 and 11000..11800: kernel 1800 (the memcpy
     # 3200..3300 lies under the first kernel, which has priority); runtime: launches 2000..2100 and
     # 10500..10600 = 200 (the memcpy call 3000..3050 is under a kernel too); cpu_exec: ops
     # 1000..5000 and 10000..12000 = 6000 minus the 1800 + 200 above = 4000; other 12500 - 6000 = 6500.
-    assert bars(dom, "steps") == [("step 0", "kernel", 1800), ("step 0", "runtime", 200),
-                                  ("step 0", "cpu_exec", 4000), ("step 0", "other", 6500)]
+    assert bars(dom, "steps") == [
+        ("step 0", "kernel", 1800),
+        ("step 0", "runtime", 200),
+        ("step 0", "cpu_exec", 4000),
+        ("step 0", "other", 6500),
+    ]
     # Own device time: addmm 1000 (gemm) + 100 (memcpy), mm 800; linear launched nothing itself: no bar.
     assert bars(dom, "ops") == [("aten::addmm", "kernel", 1100), ("aten::mm", "kernel", 800)]
     assert bars(dom, "kernels") == [("gemm_kernel", "no_tc", 1000), ("mm_kernel", "no_tc", 800)]
@@ -117,9 +130,13 @@ def check_hand_report(dom) -> None:
     # Module tree: Net > fc, device time 1100 fwd (addmm) + 800 bwd (mm) = 1900 each.
     nodes = [n for n in dom.root.iter() if "tree-node" in n.attrs.get("class", "")]
     assert [(n.tag, n.attrs["data-module"], n.attrs["data-value"]) for n in nodes] == [
-        ("details", "Net", "1900"), ("div", "Net.fc", "1900")]
+        ("details", "Net", "1900"),
+        ("div", "Net.fc", "1900"),
+    ]
     assert nodes[1].parent is nodes[0]
-    widths = [s.attrs["style"] for s in nodes[0].find("summary").find_all("span") if "width" in s.attrs.get("style", "")]
+    widths = [
+        s.attrs["style"] for s in nodes[0].find("summary").find_all("span") if "width" in s.attrs.get("style", "")
+    ]
     assert widths[:2] == ["width:57.89%;background:#4e79a7", "width:42.11%;background:#f28e2b"]  # 1100/1900, 800/1900
 
 
@@ -139,7 +156,7 @@ def test_report_of_a_live_cpu_profile():
     ops = bars(dom, "ops")
     by_op = {r["op"]: r["host_self"] for r in p.ops().rows}
     assert all(part == "cpu_exec" and by_op[label] == value for label, part, value in ops)
-    assert [v for _, _, v in ops] == sorted((v for v in by_op.values() if v), reverse=True)[:len(ops)]
+    assert [v for _, _, v in ops] == sorted((v for v in by_op.values() if v), reverse=True)[: len(ops)]
     modules = [n.attrs["data-module"] for n in dom.root.iter() if "tree-node" in n.attrs.get("class", "")]
     assert modules == [r["module"] for r in p.modules().rows]
     assert modules[:3] == ["TinyNet", "TinyNet.body", "TinyNet.body.0"]
@@ -150,10 +167,15 @@ def hostile_profile() -> Profile:
     """Names that would be markup if they were not escaped."""
     ops = [OpRecord('<img src=x onerror="alert(1)">', 0, 1000, tid=1, module='Net.<script>alert("m")</script>')]
     apis = [ApiRecord("cudaLaunchKernel", 100, 150, correlation=1, tid=1)]
-    kernels = [KernelRecord('<script>', 200, 700, correlation=1)]  # a kernel's short name is itself
+    kernels = [KernelRecord("<script>", 200, 700, correlation=1)]  # a kernel's short name is itself
     ranges = [RangeRecord("</section><h1>x", 0, 1000, tid=1, kind="step")]
-    return Profile(ops=ops, apis=apis, kernels=kernels, ranges=ranges,
-                   meta={"source": "<b>src</b>", "path": '"><script>alert(2)</script>'})
+    return Profile(
+        ops=ops,
+        apis=apis,
+        kernels=kernels,
+        ranges=ranges,
+        meta={"source": "<b>src</b>", "path": '"><script>alert(2)</script>'},
+    )
 
 
 def test_everything_from_the_profile_is_escaped():
@@ -163,8 +185,7 @@ def test_everything_from_the_profile_is_escaped():
     assert not dom.root.find_all("img") and not dom.root.find_all("b") and not dom.root.find_all("h1")[1:]
     assert len(dom.root.find_all("section")) == 6
     text = dom.root.text()
-    for hostile in ('<img src=x onerror="alert(1)">', "<b>src</b>", '"><script>alert(2)</script>',
-                    "</section><h1>x"):
+    for hostile in ('<img src=x onerror="alert(1)">', "<b>src</b>", '"><script>alert(2)</script>', "</section><h1>x"):
         assert hostile in text, hostile  # shown as text, never as markup
     assert dom.root.find("span", title='Net.<script>alert("m")</script>')  # attribute values too
 
@@ -199,9 +220,19 @@ def browser() -> str | None:
 
 
 def run_browser(tmp_path, *args) -> str:
-    command = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={tmp_path / 'browser-profile'}", *args]
+    command = [
+        browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'browser-profile'}",
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout

@@ -44,8 +44,12 @@ def test_flash_kernel_layout_is_batch_seq_heads_dim():
     # (B, H, S, D), would give 4 * 16 * 559 * 16 * 16 * 64 = 585957376).
     # Bytes: q, k, v 3 * 9158656 bf16 = 54951936; out 18317312; logsumexp (16, 16, 559) fp32 = 572416.
     qkv = TensorMeta((16, 559, 16, 64), "bfloat16", (572416, 64, 35776, 1))
-    op = OpRecord("aten::_flash_attention_forward", 0, 1, inputs=(
-        qkv, qkv, qkv, None, None, 559, 559, 0.0, True, False, 0.125, None, None, None, None))
+    op = OpRecord(
+        "aten::_flash_attention_forward",
+        0,
+        1,
+        inputs=(qkv, qkv, qkv, None, None, 559, 559, 0.0, True, False, 0.125, None, None, None, None),
+    )
     assert evaluate(op) == Cost(20478754816, 73841664, "")
 
 
@@ -61,14 +65,22 @@ def test_packed_varlen_flash_takes_every_sequence_at_max_length():
     # 3 sequences packed into 10 tokens, 2 heads, dim 8, max length 5: per sequence 2 * 2 * (2 * 5 * 5 * 8) = 1600,
     # so 4800 (an upper bound: the real lengths are tensor values no trace records).
     packed, offsets = TensorMeta((10, 2, 8), "float16"), TensorMeta((4,), "int32")
-    op = OpRecord("aten::_flash_attention_forward", 0, 1, inputs=(
-        packed, packed, packed, offsets, offsets, 5, 5, 0.0, False, False))
+    op = OpRecord(
+        "aten::_flash_attention_forward",
+        0,
+        1,
+        inputs=(packed, packed, packed, offsets, offsets, 5, 5, 0.0, False, False),
+    )
     assert evaluate(op).flops == 4800
 
 
 def test_attention_with_bad_shapes_is_na():
-    op = OpRecord("aten::_scaled_dot_product_efficient_attention", 0, 1, inputs=(
-        TensorMeta((2, 16, 8), "float16"),) * 3 + (None, True))
+    op = OpRecord(
+        "aten::_scaled_dot_product_efficient_attention",
+        0,
+        1,
+        inputs=(TensorMeta((2, 16, 8), "float16"),) * 3 + (None, True),
+    )
     assert evaluate(op) == Cost(None, None, "attention expects 4-d (batch, heads, seq, dim) tensors, got (2, 16, 8)")
 
 
@@ -83,7 +95,8 @@ def test_gpu_only_attention_kernels_recorded_on_meta_tensors():
     sdpa_flash, _ = record(lambda: torch.ops.aten._scaled_dot_product_flash_attention(q, q, q))
     sdpa_efficient, _ = record(lambda: torch.ops.aten._scaled_dot_product_efficient_attention(q, q, q, None, True))
     bshd = _meta(2, 16, 4, 8)  # the flash kernel's own (batch, seq, heads, dim) layout
-    flash, _ = record(lambda: torch.ops.aten._flash_attention_forward(bshd, bshd, bshd, None, None, 16, 16, 0.0, False,
-                                                                      False))
+    flash, _ = record(
+        lambda: torch.ops.aten._flash_attention_forward(bshd, bshd, bshd, None, None, 16, 16, 0.0, False, False)
+    )
     for ops in (sdpa_flash, sdpa_efficient, flash):
         assert checked_evaluate(ops[-1]).flops == 65536, ops[-1].name

@@ -39,11 +39,13 @@ def test_scatter_add_and_index_add_count_their_adds():
     assert cost_of(torch.scatter_add, dest, 1, index, src) == Cost(8, 160 - 32 + 160, "")
     # index_add_ rows [4, 0, 2] of (5, 4) with alpha 2: 12 elements * (mul + add) = 24;
     # reads indices 24 + destination 48 + source 48, writes 48.
-    assert cost_of(lambda d, i, s: d.index_add_(0, i, s, alpha=2), X.clone(), IDX, torch.ones(3, 4)) == \
-        Cost(24, 168, "")
+    assert cost_of(lambda d, i, s: d.index_add_(0, i, s, alpha=2), X.clone(), IDX, torch.ones(3, 4)) == Cost(
+        24, 168, ""
+    )
     # index_put_ with accumulate: 12 adds; reads indices 24 + values 48 + destination 48, writes 48.
-    assert cost_of(lambda d, i, v: d.index_put_((i,), v, accumulate=True), X.clone(), IDX, torch.ones(3, 4)) == \
-        Cost(12, 168, "")
+    assert cost_of(lambda d, i, v: d.index_put_((i,), v, accumulate=True), X.clone(), IDX, torch.ones(3, 4)) == Cost(
+        12, 168, ""
+    )
 
 
 def test_joins_masks_and_nonzero():

@@ -8,34 +8,62 @@ from pyprof_live.importers.kineto import load_kineto
 
 
 def _op_event(name, ext, dims, types, concrete, ts=10):
-    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": 5,
-            "args": {"External id": ext, "Input Dims": dims, "Input type": types, "Concrete Inputs": concrete}}
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": name,
+        "pid": 1,
+        "tid": 1,
+        "ts": ts,
+        "dur": 5,
+        "args": {"External id": ext, "Input Dims": dims, "Input type": types, "Concrete Inputs": concrete},
+    }
 
 
 def test_concrete_inputs_through_the_importer(tmp_path):
     events = [
         # conv2d(x bf16 (1, 3, 28, 28), w (8, 3, 14, 14), None, stride [14, 14], padding [0, 0], dilation [1, 1], 1):
         # out (1, 8, 2, 2): 2 * 1 * 8 * 3 * 196 * 4 = 37632 flops; bytes 2 * (2352 + 4704 + 32) = 14176.
-        _op_event("aten::conv2d", 1, [[1, 3, 28, 28], [8, 3, 14, 14], [], [], [], [], []],
-                  ["c10::BFloat16", "c10::BFloat16", "", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
-                  ["", "", "", "[14, 14]", "[0, 0]", "[1, 1]", "1"]),
+        _op_event(
+            "aten::conv2d",
+            1,
+            [[1, 3, 28, 28], [8, 3, 14, 14], [], [], [], [], []],
+            ["c10::BFloat16", "c10::BFloat16", "", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+            ["", "", "", "[14, 14]", "[0, 0]", "[1, 1]", "1"],
+        ),
         # the same op from a 2021 trace: no Concrete Inputs, the lists are unknown.
-        _op_event("aten::conv2d", 2, [[1, 3, 28, 28], [8, 3, 14, 14], [], [], [], [], []],
-                  ["float", "float", "", "GenericList", "GenericList", "GenericList", "Int"], [], ts=20),
+        _op_event(
+            "aten::conv2d",
+            2,
+            [[1, 3, 28, 28], [8, 3, 14, 14], [], [], [], [], []],
+            ["float", "float", "", "GenericList", "GenericList", "GenericList", "Int"],
+            [],
+            ts=20,
+        ),
         # arange.start_out(0, 5, 1, out int64 [0]): 5 elements, 2 flops each, 40 bytes.
-        _op_event("aten::arange", 3, [[], [], [], [0]], ["Scalar", "Scalar", "Scalar", "long int"],
-                  ["0", "5", "1", ""], ts=30),
+        _op_event(
+            "aten::arange", 3, [[], [], [], [0]], ["Scalar", "Scalar", "Scalar", "long int"], ["0", "5", "1", ""], ts=30
+        ),
         # linalg_norm(x bf16 (1, 768), 2, [-1], True, None): square + add per element, one sqrt: 1536 + 20;
         # bytes 2 * (768 + 1).
-        _op_event("aten::linalg_norm", 4, [[1, 768], [], [], [], []],
-                  ["c10::BFloat16", "Scalar", "ScalarList", "Scalar", ""], ["", "2", "[-1]", "True", ""], ts=40),
+        _op_event(
+            "aten::linalg_norm",
+            4,
+            [[1, 768], [], [], [], []],
+            ["c10::BFloat16", "Scalar", "ScalarList", "Scalar", ""],
+            ["", "2", "[-1]", "True", ""],
+            ts=40,
+        ),
     ]
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
     ops = load_kineto(path).records.ops
     assert [evaluate(op) for op in ops] == [
-        Cost(37632, 14176, ""), Cost(None, None, "inputs lack padding (GenericList)"), Cost(10, 40, ""),
-        Cost(1556, 1538, "")]
+        Cost(37632, 14176, ""),
+        Cost(None, None, "inputs lack padding (GenericList)"),
+        Cost(10, 40, ""),
+        Cost(1556, 1538, ""),
+    ]
 
 
 def test_real_owlv2_patch_embedding_conv(shared_data):

@@ -48,12 +48,20 @@ def test_nll_forward_and_backward_touch_one_element_per_target():
 def test_cross_entropy_as_importers_show_it():
     # aten::cross_entropy_loss (composite): log_softmax (T + 4) * 40 + T * 4 rows = 1040, NLL 3 * 4, mean 1: 1053.
     # Bytes: scores 160 + targets 32 read, the loss 4 written: 196.
-    op = OpRecord("aten::cross_entropy_loss", 0, 1, inputs=(
-        TensorMeta((4, 10), "float32"), TensorMeta((4,), "int64"), None, 1, -100, 0.0))
+    op = OpRecord(
+        "aten::cross_entropy_loss",
+        0,
+        1,
+        inputs=(TensorMeta((4, 10), "float32"), TensorMeta((4,), "int64"), None, 1, -100, 0.0),
+    )
     assert evaluate(op) == Cost(1053, 196, "")
     # a target that does not match the scores is na, not a wrong number.
-    bad = OpRecord("aten::cross_entropy_loss", 0, 1, inputs=(
-        TensorMeta((4, 10), "float32"), TensorMeta((5,), "int64"), None, 1, -100, 0.0))
+    bad = OpRecord(
+        "aten::cross_entropy_loss",
+        0,
+        1,
+        inputs=(TensorMeta((4, 10), "float32"), TensorMeta((5,), "int64"), None, 1, -100, 0.0),
+    )
     assert evaluate(bad) == Cost(None, None, "nll target (5,) does not match input (4, 10)")
 
 
@@ -62,17 +70,31 @@ def test_embedding_reads_the_looked_up_rows_not_the_table():
     # out (2, 3, 4): indices 6 * 8 + 24 gathered floats * 4 + 24 written * 4 = 240 (not the 16000-byte table).
     assert cost_of(F.embedding, idx, table) == Cost(0, 240, "")
     # dense backward: one add per grad element (24); reads grad 96 + indices 48, writes (1000, 4) 16000.
-    assert cost_of(torch.ops.aten.embedding_dense_backward, torch.randn(2, 3, 4), idx, 1000, -1, False) == \
-        Cost(24, 16144, "")
+    assert cost_of(torch.ops.aten.embedding_dense_backward, torch.randn(2, 3, 4), idx, 1000, -1, False) == Cost(
+        24, 16144, ""
+    )
 
 
 def test_embedding_bag_forward_and_backward():
     # weight (100, 16), 20 indices in 3 bags, mean: 20 * 16 adds + 3 * 16 divides = 368.
     # Bytes (no outputs recorded, as Kineto): indices 160 + 320 gathered floats 1280 + offsets 24 read;
     # output (3, 16) 192, offset2bag 20 * 8 = 160, bag_size 3 * 8 = 24 written: 1840.
-    op = OpRecord("aten::_embedding_bag", 0, 1, inputs=(
-        TensorMeta((100, 16), "float32"), TensorMeta((20,), "int64"), TensorMeta((3,), "int64"), False, 1, False,
-        None, False, -1))
+    op = OpRecord(
+        "aten::_embedding_bag",
+        0,
+        1,
+        inputs=(
+            TensorMeta((100, 16), "float32"),
+            TensorMeta((20,), "int64"),
+            TensorMeta((3,), "int64"),
+            False,
+            1,
+            False,
+            None,
+            False,
+            -1,
+        ),
+    )
     assert evaluate(op) == Cost(368, 1840, "")
     table = torch.randn(100, 16, requires_grad=True)
     tokens, offsets = torch.randint(0, 100, (20,)), torch.tensor([0, 5, 12])

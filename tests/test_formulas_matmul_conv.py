@@ -48,9 +48,22 @@ def test_conv2d_forward_from_live_and_from_kineto():
     live = cost_of(F.conv2d, x, w, torch.randn(4), stride=2, padding=1)
     assert live == Cost(10800, 3192, "")
     # The same call as Kineto records it, no output: the output shape comes from stride/padding/dilation.
-    kineto = OpRecord("aten::convolution", 0, 1, inputs=(
-        TensorMeta((2, 3, 9, 9), "float32"), TensorMeta((4, 3, 3, 3), "float32"), TensorMeta((4,), "float32"),
-        (2, 2), (1, 1), (1, 1), False, (0, 0), 1))
+    kineto = OpRecord(
+        "aten::convolution",
+        0,
+        1,
+        inputs=(
+            TensorMeta((2, 3, 9, 9), "float32"),
+            TensorMeta((4, 3, 3, 3), "float32"),
+            TensorMeta((4,), "float32"),
+            (2, 2),
+            (1, 1),
+            (1, 1),
+            False,
+            (0, 0),
+            1,
+        ),
+    )
     assert evaluate(kineto) == live
 
 
@@ -61,9 +74,21 @@ def test_grouped_and_transposed_conv():
     # 2 * 1 * 4 * 2 * 9 * 25 = 3600; out spatial (5 - 1) * 2 + 3 = 11.
     cost = cost_of(F.conv_transpose2d, torch.randn(1, 4, 5, 5), torch.randn(4, 2, 3, 3), stride=2)
     assert cost.flops == 3600
-    kineto = OpRecord("aten::conv_transpose2d", 0, 1, inputs=(
-        TensorMeta((1, 4, 5, 5), "float32"), TensorMeta((4, 2, 3, 3), "float32"), None, (2, 2), (0, 0), (0, 0), 1,
-        (1, 1)))
+    kineto = OpRecord(
+        "aten::conv_transpose2d",
+        0,
+        1,
+        inputs=(
+            TensorMeta((1, 4, 5, 5), "float32"),
+            TensorMeta((4, 2, 3, 3), "float32"),
+            None,
+            (2, 2),
+            (0, 0),
+            (0, 0),
+            1,
+            (1, 1),
+        ),
+    )
     # bytes: 4 * (x 100 + w 72 + out 2*11*11 = 242) = 1656.
     assert evaluate(kineto) == Cost(3600, 1656, "")
 
@@ -72,24 +97,46 @@ def test_cudnn_convolution_uses_its_own_argument_order():
     # cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32):
     # torch's registry reads it as convolution(...) and takes `benchmark` for `transposed`. padding 0, stride 2 on
     # 8x8 with k 3 -> 3x3 out: 2 * 1 * 2 * 3 * 9 * 9 = 972 (transposed counting would give 2 * 2 * 3 * 9 * 64).
-    op = OpRecord("aten::cudnn_convolution", 0, 1, inputs=(
-        TensorMeta((1, 3, 8, 8), "float16"), TensorMeta((2, 3, 3, 3), "float16"), (0, 0), (2, 2), (1, 1), 1, True,
-        False, True))
+    op = OpRecord(
+        "aten::cudnn_convolution",
+        0,
+        1,
+        inputs=(
+            TensorMeta((1, 3, 8, 8), "float16"),
+            TensorMeta((2, 3, 3, 3), "float16"),
+            (0, 0),
+            (2, 2),
+            (1, 1),
+            1,
+            True,
+            False,
+            True,
+        ),
+    )
     # bytes fp16: 2 * (192 + 54 + 18) = 528.
     assert evaluate(op) == Cost(972, 528, "")
 
 
-@pytest.mark.parametrize("mask, flops", [
-    # grad_output (2, 4, 5, 5), input (2, 3, 9, 9), weight (4, 3, 3, 3), stride 2, padding 1.
-    # dgrad: transposed conv over grad_output's 25 positions: 2 * 2 * 4 * 3 * 9 * 25 = 10800; wgrad: the same 10800.
-    ((True, False, False), 10800), ((False, True, False), 10800), ((True, True, True), 21600),
-    ((False, False, True), 0),  # the bias gradient's sum is not counted (as FlopCounterMode)
-])
+@pytest.mark.parametrize(
+    "mask, flops",
+    [
+        # grad_output (2, 4, 5, 5), input (2, 3, 9, 9), weight (4, 3, 3, 3), stride 2, padding 1.
+        # dgrad: transposed conv over grad_output's 25 positions: 2 * 2 * 4 * 3 * 9 * 25 = 10800; wgrad: the same 10800.
+        ((True, False, False), 10800),
+        ((False, True, False), 10800),
+        ((True, True, True), 21600),
+        ((False, False, True), 0),  # the bias gradient's sum is not counted (as FlopCounterMode)
+    ],
+)
 def test_convolution_backward_by_output_mask(mask, flops):
-    grad, x, w = TensorMeta((2, 4, 5, 5), "float32"), TensorMeta((2, 3, 9, 9), "float32"), TensorMeta((4, 3, 3, 3),
-                                                                                                       "float32")
-    op = OpRecord("aten::convolution_backward", 0, 1, inputs=(grad, x, w, (4,), (2, 2), (1, 1), (1, 1), False, (0, 0),
-                                                               1, mask))
+    grad, x, w = (
+        TensorMeta((2, 4, 5, 5), "float32"),
+        TensorMeta((2, 3, 9, 9), "float32"),
+        TensorMeta((4, 3, 3, 3), "float32"),
+    )
+    op = OpRecord(
+        "aten::convolution_backward", 0, 1, inputs=(grad, x, w, (4,), (2, 2), (1, 1), (1, 1), False, (0, 0), 1, mask)
+    )
     # bytes: grad 200 read; + weight 108 read and grad_input 486 written (dgrad); + input 486 read and grad_weight
     # 108 written (wgrad); + grad_bias 4 written.
     expected_bytes = 4 * (200 + (108 + 486) * mask[0] + (486 + 108) * mask[1] + 4 * mask[2])
@@ -99,10 +146,23 @@ def test_convolution_backward_by_output_mask(mask, flops):
 def test_pre_2_0_cudnn_dgrad_needs_no_stride_for_flops():
     # Kineto 2021: cudnn_convolution_backward_input(self_size [unknown], grad_output (32, 2048, 7, 7),
     # weight (2048, 512, 1, 1), ...): 2 * 32 * 2048 * 512 * 1 * 49 = 3288334336 flops; bytes need self_size.
-    op = OpRecord("aten::cudnn_convolution_backward_input", 0, 1, inputs=(
-        Unknown("GenericList"), TensorMeta((32, 2048, 7, 7), "float32"), TensorMeta((2048, 512, 1, 1), "float32"),
-        Unknown("GenericList"), Unknown("GenericList"), Unknown("GenericList"), Unknown("Int"), Unknown("Bool"),
-        Unknown("Bool"), Unknown("Bool")))
+    op = OpRecord(
+        "aten::cudnn_convolution_backward_input",
+        0,
+        1,
+        inputs=(
+            Unknown("GenericList"),
+            TensorMeta((32, 2048, 7, 7), "float32"),
+            TensorMeta((2048, 512, 1, 1), "float32"),
+            Unknown("GenericList"),
+            Unknown("GenericList"),
+            Unknown("GenericList"),
+            Unknown("Int"),
+            Unknown("Bool"),
+            Unknown("Bool"),
+            Unknown("Bool"),
+        ),
+    )
     assert evaluate(op) == Cost(3288334336, None, "bytes unknown: inputs lack self_size (GenericList)")
 
 
@@ -110,9 +170,23 @@ def test_pre_2_0_cudnn_wgrad_of_a_depthwise_conv():
     # cudnn_convolution_backward_weight(weight_size (8, 1, 3, 3), grad_output (2, 8, 10, 10), self (2, 8, 10, 10),
     # padding, stride, dilation, groups 8, ...): 2 * 72 weight elements * N 2 * 100 positions = 28800 flops
     # (torch's conv_backward_flop would say 8 times that). bytes: 4 * (grad 1600 + self 1600 + grad_weight 72) = 13088.
-    op = OpRecord("aten::cudnn_convolution_backward_weight", 0, 1, inputs=(
-        (8, 1, 3, 3), TensorMeta((2, 8, 10, 10), "float32"), TensorMeta((2, 8, 10, 10), "float32"), (1, 1), (1, 1),
-        (1, 1), 8, False, False, True))
+    op = OpRecord(
+        "aten::cudnn_convolution_backward_weight",
+        0,
+        1,
+        inputs=(
+            (8, 1, 3, 3),
+            TensorMeta((2, 8, 10, 10), "float32"),
+            TensorMeta((2, 8, 10, 10), "float32"),
+            (1, 1),
+            (1, 1),
+            (1, 1),
+            8,
+            False,
+            False,
+            True,
+        ),
+    )
     assert evaluate(op) == Cost(28800, 13088, "")
 
 
@@ -134,10 +208,13 @@ def _per_op_flops(step) -> tuple[Counter, dict]:
     return ours, theirs
 
 
-@pytest.mark.parametrize("make_step, expected_ops", [
-    (cnn_step, {"aten::convolution", "aten::convolution_backward", "aten::addmm", "aten::mm"}),
-    (gpt_step, {"aten::addmm", "aten::mm"}),
-])
+@pytest.mark.parametrize(
+    "make_step, expected_ops",
+    [
+        (cnn_step, {"aten::convolution", "aten::convolution_backward", "aten::addmm", "aten::mm"}),
+        (gpt_step, {"aten::addmm", "aten::mm"}),
+    ],
+)
 def test_equal_to_flop_counter_mode_forward_and_backward(make_step, expected_ops):
     # Every op FlopCounterMode counts gets exactly its count from us (it counts 0 for the CPU SDPA op).
     # Both models' convs have groups 1 on purpose: for grouped convs we deliberately differ in the weight
@@ -153,20 +230,22 @@ def _conv_train_step(conv, x):
     return lambda: conv(x).sum().backward()
 
 
-@pytest.mark.parametrize("make_conv, x_shape, forward, backward, theirs_backward", [
-    # Depthwise Conv2d(8, 8, 3, groups=8, padding=1) on (2, 8, 10, 10): weight (8, 1, 3, 3), out (2, 8, 10, 10).
-    # forward 2 * N 2 * C_out 8 * C_in/g 1 * k 9 * 100 positions = 28800; dgrad the same 28800;
-    # wgrad 2 * 72 weight elements * N 2 * 100 output positions = 28800: backward 57600.
-    # FlopCounterMode's wgrad is dense across channels, 8x: 28800 + 8 * 28800 = 259200.
-    (lambda: torch.nn.Conv2d(8, 8, 3, groups=8, padding=1, bias=False), (2, 8, 10, 10), 28800, 57600, 259200),
-    # ConvTranspose2d(4, 6, 3, stride=2, groups=2) on (1, 4, 5, 5): weight (4, 3, 3, 3) = 108, out (1, 6, 11, 11).
-    # forward on input positions: 2 * N 1 * C_in 4 * C_out/g 3 * k 9 * 25 = 5400; dgrad (a conv of grad_output
-    # with the weight onto the 25 input positions) 5400; wgrad 2 * 108 * N 1 * 25 input positions = 5400:
-    # backward 10800. FlopCounterMode's wgrad is 2x (groups 2): 5400 + 2 * 5400 = 16200.
-    (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2, bias=False), (1, 4, 5, 5), 5400, 10800, 16200),
-])
-def test_grouped_conv_backward_deviates_from_flop_counter_mode(make_conv, x_shape, forward, backward,
-                                                               theirs_backward):
+@pytest.mark.parametrize(
+    "make_conv, x_shape, forward, backward, theirs_backward",
+    [
+        # Depthwise Conv2d(8, 8, 3, groups=8, padding=1) on (2, 8, 10, 10): weight (8, 1, 3, 3), out (2, 8, 10, 10).
+        # forward 2 * N 2 * C_out 8 * C_in/g 1 * k 9 * 100 positions = 28800; dgrad the same 28800;
+        # wgrad 2 * 72 weight elements * N 2 * 100 output positions = 28800: backward 57600.
+        # FlopCounterMode's wgrad is dense across channels, 8x: 28800 + 8 * 28800 = 259200.
+        (lambda: torch.nn.Conv2d(8, 8, 3, groups=8, padding=1, bias=False), (2, 8, 10, 10), 28800, 57600, 259200),
+        # ConvTranspose2d(4, 6, 3, stride=2, groups=2) on (1, 4, 5, 5): weight (4, 3, 3, 3) = 108, out (1, 6, 11, 11).
+        # forward on input positions: 2 * N 1 * C_in 4 * C_out/g 3 * k 9 * 25 = 5400; dgrad (a conv of grad_output
+        # with the weight onto the 25 input positions) 5400; wgrad 2 * 108 * N 1 * 25 input positions = 5400:
+        # backward 10800. FlopCounterMode's wgrad is 2x (groups 2): 5400 + 2 * 5400 = 16200.
+        (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2, bias=False), (1, 4, 5, 5), 5400, 10800, 16200),
+    ],
+)
+def test_grouped_conv_backward_deviates_from_flop_counter_mode(make_conv, x_shape, forward, backward, theirs_backward):
     torch.manual_seed(0)
     ours, theirs = _per_op_flops(_conv_train_step(make_conv(), torch.randn(x_shape)))
     assert ours["aten::convolution"] == theirs["aten::convolution"] == forward

@@ -23,8 +23,9 @@ def test_batch_norm_training_and_eval():
     # save_invstd 2 * 3 and the updated running stats 2 * 3 written: 4 * (108 + 108) = 864.
     assert cost_of(torch.ops.aten.native_batch_norm, X, weight, bias, mean, var, True, 0.1, 1e-5) == Cost(834, 864, "")
     # eval: normalize + affine only: 4 * 96 = 384; bytes 4 * (96 + 12 read + 96 written) = 816.
-    assert cost_of(torch.ops.aten._native_batch_norm_legit_no_training, X, weight, bias, mean, var, 0.1, 1e-5) == \
-        Cost(384, 816, "")
+    assert cost_of(torch.ops.aten._native_batch_norm_legit_no_training, X, weight, bias, mean, var, 0.1, 1e-5) == Cost(
+        384, 816, ""
+    )
 
 
 def test_batch_norm_backward_by_output_mask():
@@ -39,17 +40,26 @@ def test_batch_norm_backward_by_output_mask():
     assert checked_evaluate(backward) == Cost(960, 1212, "")
 
 
-@pytest.mark.parametrize("mask, flops", [((True, False, False), 960), ((False, True, True), 480),
-                                         ((False, False, False), 0)])
+@pytest.mark.parametrize(
+    "mask, flops", [((True, False, False), 960), ((False, True, True), 480), ((False, False, False), 0)]
+)
 def test_cudnn_and_native_batch_norm_backward_masks(mask, flops):
     x, channel = TensorMeta((2, 3, 4, 4), "float32"), TensorMeta((3,), "float32")
-    op = OpRecord("aten::native_batch_norm_backward", 0, 1, inputs=(
-        x, x, channel, channel, channel, channel, channel, True, 1e-5, mask))
+    op = OpRecord(
+        "aten::native_batch_norm_backward",
+        0,
+        1,
+        inputs=(x, x, channel, channel, channel, channel, channel, True, 1e-5, mask),
+    )
     assert evaluate(op).flops == flops
     # cudnn_batch_norm_backward(input, grad_output, weight, running_mean, running_var, save_mean, save_var, eps,
     # reserve) always computes all three gradients: 960, as the full mask.
-    cudnn = OpRecord("aten::cudnn_batch_norm_backward", 0, 1, inputs=(
-        x, x, channel, channel, channel, channel, channel, 1e-5, TensorMeta((0,), "uint8")))
+    cudnn = OpRecord(
+        "aten::cudnn_batch_norm_backward",
+        0,
+        1,
+        inputs=(x, x, channel, channel, channel, channel, channel, 1e-5, TensorMeta((0,), "uint8")),
+    )
     assert evaluate(cudnn).flops == 960
 
 
@@ -62,8 +72,9 @@ def test_layer_norm_forward_and_backward():
     grad, mean, rstd = torch.randn(2, 5, 8), torch.randn(2, 5, 1), torch.randn(2, 5, 1)
     # backward: grad_input 10, grad_weight 2, grad_bias 1 per element: 1040. Bytes: grad, x 160 + weight 8 + mean,
     # rstd 20 read; grad_input 80 + grad_weight, grad_bias 16 written: 4 * (188 + 96) = 1136.
-    backward = cost_of(torch.ops.aten.native_layer_norm_backward, grad, x, [8], mean, rstd, weight, bias,
-                       [True, True, True])
+    backward = cost_of(
+        torch.ops.aten.native_layer_norm_backward, grad, x, [8], mean, rstd, weight, bias, [True, True, True]
+    )
     assert backward == Cost(1040, 1136, "")
 
 
@@ -74,8 +85,12 @@ def test_group_and_rms_norm():
     assert cost_of(torch.ops.aten.native_group_norm, x, weight, bias, 2, 6, 4, 3, 1e-5) == Cost(516, 480, "")
     # RMS norm: square and add 2 + normalize 1 + weight 1 per element, (T + 2) per row: 320 + 220 = 540.
     # bytes 4 * (80 + 8 read + 80 + rstd 10 written) = 712.
-    rms = OpRecord("aten::_fused_rms_norm", 0, 1, inputs=(
-        TensorMeta((2, 5, 8), "float32"), (8,), TensorMeta((8,), "float32"), 1e-6))
+    rms = OpRecord(
+        "aten::_fused_rms_norm",
+        0,
+        1,
+        inputs=(TensorMeta((2, 5, 8), "float32"), (8,), TensorMeta((8,), "float32"), 1e-6),
+    )
     assert evaluate(rms) == Cost(540, 712, "")
 
 
@@ -97,7 +112,17 @@ def test_batch_norm_without_running_stats():
     weight, bias = torch.randn(C), torch.randn(C)
     live = cost_of(torch.ops.aten._native_batch_norm_legit.no_stats, X, weight, bias, True, 0.1, 1e-5)
     assert live == Cost(834, 816, "")
-    kineto = OpRecord("aten::_native_batch_norm_legit", 0, 1, inputs=(
-        TensorMeta((2, C, 4, 4), "float32"), TensorMeta((C,), "float32"), TensorMeta((C,), "float32"), True, 0.1,
-        1e-5))
+    kineto = OpRecord(
+        "aten::_native_batch_norm_legit",
+        0,
+        1,
+        inputs=(
+            TensorMeta((2, C, 4, 4), "float32"),
+            TensorMeta((C,), "float32"),
+            TensorMeta((C,), "float32"),
+            True,
+            0.1,
+            1e-5,
+        ),
+    )
     assert evaluate(kineto) == live

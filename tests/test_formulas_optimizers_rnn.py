@@ -5,8 +5,8 @@ import torch
 from pyprof_live.formulas import TRANSCENDENTAL as T
 from pyprof_live.formulas import Cost, evaluate
 from pyprof_live.records import OpRecord, TensorMeta
-from tests.formula_recorder import checked_evaluate, cost_of, record
 from tests.formula_models import LSTMTagger
+from tests.formula_recorder import checked_evaluate, cost_of, record
 
 
 def _params():
@@ -40,13 +40,38 @@ def test_fused_adamw_and_sgd():
     # AdamW with weight decay: decay 1 + m 3 + v 4 + sqrt/denominator T + 2 + update 3 = 33 per element: 231.
     # Bytes: params, grads, exp_avg, exp_avg_sq (28 floats) + 2 step scalars read; params, exp_avg, exp_avg_sq
     # (21) written: 4 * (30 + 21) = 204.
-    adamw = cost_of(torch._fused_adamw_, params, grads, m, v, [], steps, lr=1e-3, beta1=0.9, beta2=0.999,
-                    weight_decay=0.01, eps=1e-8, amsgrad=False, maximize=False)
+    adamw = cost_of(
+        torch._fused_adamw_,
+        params,
+        grads,
+        m,
+        v,
+        [],
+        steps,
+        lr=1e-3,
+        beta1=0.9,
+        beta2=0.999,
+        weight_decay=0.01,
+        eps=1e-8,
+        amsgrad=False,
+        maximize=False,
+    )
     assert adamw == Cost(7 * (T + 13), 204, "")
     # SGD with momentum, no decay: buf = m * buf + (1 - d) * g 3, p -= lr * g 2: 35; params, grads, buffers read
     # (21), params and buffers written (14): 140.
-    sgd = cost_of(torch._fused_sgd_, _params(), _params(), _params(), weight_decay=0.0, momentum=0.9, lr=0.1,
-                  dampening=0.0, nesterov=False, maximize=False, is_first_step=False)
+    sgd = cost_of(
+        torch._fused_sgd_,
+        _params(),
+        _params(),
+        _params(),
+        weight_decay=0.0,
+        momentum=0.9,
+        lr=0.1,
+        dampening=0.0,
+        nesterov=False,
+        maximize=False,
+        is_first_step=False,
+    )
     assert sgd == Cost(35, 140, "")
 
 
@@ -69,11 +94,19 @@ def test_lstm_layer_forward_and_backward_hand_computed():
 def test_cudnn_rnn_and_composite_lstm_count_every_layer():
     # _cudnn_rnn as Kineto shows it: input (7, 3, 12), 2-layer LSTM, hidden 16, weights as 8 tensors.
     x, h = TensorMeta((7, 3, 12), "float32"), TensorMeta((2, 3, 16), "float32")
-    weights = (TensorMeta((64, 12), "float32"), TensorMeta((64, 16), "float32"), TensorMeta((64,), "float32"),
-               TensorMeta((64,), "float32"), TensorMeta((64, 16), "float32"), TensorMeta((64, 16), "float32"),
-               TensorMeta((64,), "float32"), TensorMeta((64,), "float32"))
-    op = OpRecord("aten::_cudnn_rnn", 0, 1, inputs=(
-        x, weights, 4, None, h, h, 2, 16, 0, 2, False, 0.0, True, False, (), None))
+    weights = (
+        TensorMeta((64, 12), "float32"),
+        TensorMeta((64, 16), "float32"),
+        TensorMeta((64,), "float32"),
+        TensorMeta((64,), "float32"),
+        TensorMeta((64, 16), "float32"),
+        TensorMeta((64, 16), "float32"),
+        TensorMeta((64,), "float32"),
+        TensorMeta((64,), "float32"),
+    )
+    op = OpRecord(
+        "aten::_cudnn_rnn", 0, 1, inputs=(x, weights, 4, None, h, h, 2, 16, 0, 2, False, 0.0, True, False, (), None)
+    )
     # GEMMs (75264 + 86016) + pointwise 2 layers * 40992 = 243264.
     assert evaluate(op).flops == 243264
     lstm = OpRecord("aten::lstm", 0, 1, inputs=(x, (h, h), weights, True, 2, 0.0, True, False, False))
@@ -95,8 +128,26 @@ def test_cudnn_rnn_recorded_on_meta_tensors_matches_the_onednn_layer():
         return torch.empty(*shape, device="meta")
 
     weights = [meta(64, 12), meta(64, 16), meta(64), meta(64)]
-    ops, _ = record(lambda: torch.ops.aten._cudnn_rnn(meta(7, 3, 12), weights, 4, None, meta(1, 3, 16),
-                                                      meta(1, 3, 16), 2, 16, 0, 1, False, 0.0, True, False, [], None))
+    ops, _ = record(
+        lambda: torch.ops.aten._cudnn_rnn(
+            meta(7, 3, 12),
+            weights,
+            4,
+            None,
+            meta(1, 3, 16),
+            meta(1, 3, 16),
+            2,
+            16,
+            0,
+            1,
+            False,
+            0.0,
+            True,
+            False,
+            [],
+            None,
+        )
+    )
     assert checked_evaluate(ops[-1]) == Cost(116256, 10800, "")
 
 
@@ -106,11 +157,25 @@ def test_cells_as_importers_show_them():
     # Bytes: input 8 + h, c 20 + weights 180 + biases 40 read; h', c' 20 written: 4 * 268 = 1072.
     f32 = "float32"
     state = TensorMeta((2, 5), f32)
-    lstm = OpRecord("aten::lstm_cell", 0, 1, inputs=(
-        TensorMeta((2, 4), f32), (state, state), TensorMeta((20, 4), f32), TensorMeta((20, 5), f32),
-        TensorMeta((20,), f32), TensorMeta((20,), f32)))
+    lstm = OpRecord(
+        "aten::lstm_cell",
+        0,
+        1,
+        inputs=(
+            TensorMeta((2, 4), f32),
+            (state, state),
+            TensorMeta((20, 4), f32),
+            TensorMeta((20, 5), f32),
+            TensorMeta((20,), f32),
+            TensorMeta((20,), f32),
+        ),
+    )
     assert evaluate(lstm) == Cost(1940, 1072, "")
     # gru_cell without biases: 3 gates, GEMMs 2 * 15 * (4 + 5) * 2 = 540; pointwise (3 T + 11) * 2 * 5 = 710.
-    gru = OpRecord("aten::gru_cell", 0, 1, inputs=(
-        TensorMeta((2, 4), f32), state, TensorMeta((15, 4), f32), TensorMeta((15, 5), f32), None, None))
+    gru = OpRecord(
+        "aten::gru_cell",
+        0,
+        1,
+        inputs=(TensorMeta((2, 4), f32), state, TensorMeta((15, 4), f32), TensorMeta((15, 5), f32), None, None),
+    )
     assert evaluate(gru).flops == 1250

@@ -24,8 +24,12 @@ def test_max_pool_with_indices_forward_and_backward():
 @pytest.mark.parametrize("ceil_mode, out", [(False, 2), (True, 3)])
 def test_pool_output_size_without_a_recorded_output(ceil_mode, out):
     # Kineto max_pool2d_with_indices(x (1, 1, 5, 5), [2, 2], [2, 2], [0, 0], [1, 1], ceil_mode): 5 -> 2 or 3.
-    op = OpRecord("aten::max_pool2d_with_indices", 0, 1, inputs=(
-        TensorMeta((1, 1, 5, 5), "float32"), (2, 2), (2, 2), (0, 0), (1, 1), ceil_mode))
+    op = OpRecord(
+        "aten::max_pool2d_with_indices",
+        0,
+        1,
+        inputs=(TensorMeta((1, 1, 5, 5), "float32"), (2, 2), (2, 2), (0, 0), (1, 1), ceil_mode),
+    )
     # flops out*out * 4; bytes 4 * 25 + out*out * (4 + 8).
     assert evaluate(op) == Cost(out * out * 4, 100 + out * out * 12, "")
 
@@ -43,13 +47,18 @@ def test_avg_and_adaptive_pooling():
 def test_avg_pool_backward_spreads_over_the_window():
     grad, x = torch.randn(1, 1, 2, 2), torch.randn(1, 1, 4, 4)
     # 4 grad elements * (4 window adds + 1 divide) = 20; reads grad 16 bytes, writes grad_input 64.
-    assert cost_of(torch.ops.aten.avg_pool2d_backward, grad, x, [2, 2], [2, 2], [0, 0], False, True, None) == \
-        Cost(20, 80, "")
+    assert cost_of(torch.ops.aten.avg_pool2d_backward, grad, x, [2, 2], [2, 2], [0, 0], False, True, None) == Cost(
+        20, 80, ""
+    )
 
 
 def test_pooling_from_nsys_sizes_is_na():
-    op = OpRecord("aten::max_pool2d_with_indices", 0, 1, inputs=(
-        TensorMeta((1, 1, 5, 5)), Unknown("no shape recorded"), Unknown("no shape recorded")))
+    op = OpRecord(
+        "aten::max_pool2d_with_indices",
+        0,
+        1,
+        inputs=(TensorMeta((1, 1, 5, 5)), Unknown("no shape recorded"), Unknown("no shape recorded")),
+    )
     assert evaluate(op) == Cost(None, None, "inputs lack kernel_size (no shape recorded)")
 
 
@@ -59,8 +68,9 @@ def test_interpolation_by_mode():
     assert cost_of(F.interpolate, x, scale_factor=2, mode="bilinear") == Cost(9 * 72, 360, "")  # 3 lerps of 3
     assert cost_of(F.interpolate, x, scale_factor=2, mode="bicubic") == Cost(35 * 72, 360, "")
     # Kineto upsample_bilinear2d.vec(input, output_size None, align_corners, scale_factors [2.0, 2.0]).
-    kineto = OpRecord("aten::upsample_bilinear2d", 0, 1, inputs=(
-        TensorMeta((1, 2, 3, 3), "float32"), None, False, (2.0, 2.0)))
+    kineto = OpRecord(
+        "aten::upsample_bilinear2d", 0, 1, inputs=(TensorMeta((1, 2, 3, 3), "float32"), None, False, (2.0, 2.0))
+    )
     assert evaluate(kineto) == Cost(9 * 72, 360, "")
     grad = torch.randn(1, 2, 6, 6)
     backward = cost_of(torch.ops.aten.upsample_bilinear2d_backward, grad, [6, 6], [1, 2, 3, 3], False)

@@ -54,8 +54,9 @@ def test_softmax_and_log_softmax_forward_and_backward():
     grad, out = torch.randn(4, 6), torch.softmax(X, 1)
     # backward: y * (g - sum(g * y)) = 4 per element; reads grad and output, writes grad_input: 288 bytes.
     assert cost_of(torch.ops.aten._softmax_backward_data, grad, out, 1, torch.float32) == Cost(96, 288, "")
-    assert cost_of(torch.ops.aten._log_softmax_backward_data, grad, out, 1, torch.float32) == Cost(24 * (T + 3), 288,
-                                                                                                    "")
+    assert cost_of(torch.ops.aten._log_softmax_backward_data, grad, out, 1, torch.float32) == Cost(
+        24 * (T + 3), 288, ""
+    )
 
 
 def test_softmax_half_to_float_and_old_backward_signature():
@@ -63,8 +64,17 @@ def test_softmax_half_to_float_and_old_backward_signature():
     op = OpRecord("aten::_softmax", 0, 1, inputs=(TensorMeta((4, 6), "float16"), -1, True))
     assert evaluate(op) == Cost(24 * (T + 4), 144, "")
     # torch 1.9 Kineto: _log_softmax_backward_data(grad, output, dim, self) - the 4th argument is a tensor.
-    old = OpRecord("aten::_log_softmax_backward_data", 0, 1, inputs=(
-        TensorMeta((32, 1000), "float32"), TensorMeta((32, 1000), "float32"), 1, TensorMeta((32, 1000), "float32")))
+    old = OpRecord(
+        "aten::_log_softmax_backward_data",
+        0,
+        1,
+        inputs=(
+            TensorMeta((32, 1000), "float32"),
+            TensorMeta((32, 1000), "float32"),
+            1,
+            TensorMeta((32, 1000), "float32"),
+        ),
+    )
     assert evaluate(old) == Cost(32000 * (T + 3), 3 * 128000, "")
 
 

@@ -4,23 +4,40 @@ happens with inputs that lack what a formula needs (nsys sizes) or that come as 
 import pytest
 import torch
 
-from tests.formula_recorder import record_one
-from pyprof_live.formulas import (Cost, DuplicateFormulaError, canonical_dtype, covered_names, evaluate, has_formula,
-                                  itemsize, register_flops)
-from pyprof_live.formulas import registry
+from pyprof_live.formulas import (
+    Cost,
+    DuplicateFormulaError,
+    canonical_dtype,
+    covered_names,
+    evaluate,
+    has_formula,
+    itemsize,
+    register_flops,
+    registry,
+)
 from pyprof_live.formulas.views import no_work_names
 from pyprof_live.records import OpRecord, TensorMeta, Unknown
+from tests.formula_recorder import record_one
 
 # Ops removed from torch that older traces still show (torch 1.x Kineto/nsys exports).
-LEGACY_OPS = {"_cat", "cudnn_convolution_backward", "cudnn_convolution_backward_bias",
-              "cudnn_convolution_backward_input", "cudnn_convolution_backward_weight", "l1_loss_backward",
-              "miopen_convolution_backward", "miopen_convolution_backward_bias", "miopen_convolution_backward_input",
-              "miopen_convolution_backward_weight"}
+LEGACY_OPS = {
+    "_cat",
+    "cudnn_convolution_backward",
+    "cudnn_convolution_backward_bias",
+    "cudnn_convolution_backward_input",
+    "cudnn_convolution_backward_weight",
+    "l1_loss_backward",
+    "miopen_convolution_backward",
+    "miopen_convolution_backward_bias",
+    "miopen_convolution_backward_input",
+    "miopen_convolution_backward_weight",
+}
 
 
 def op(name, inputs=(), outputs=(), overload="", kwargs=()):
-    return OpRecord(name=name, start=0, end=1, overload=overload, inputs=tuple(inputs), outputs=tuple(outputs),
-                    kwargs=tuple(kwargs))
+    return OpRecord(
+        name=name, start=0, end=1, overload=overload, inputs=tuple(inputs), outputs=tuple(outputs), kwargs=tuple(kwargs)
+    )
 
 
 @pytest.fixture
@@ -32,8 +49,11 @@ def scratch_registry(monkeypatch):
 
 def test_every_aten_name_is_a_real_op_so_no_typo_hides_a_formula():
     # PyProf listed "exp1m" for expm1; a name torch does not have is either a typo or a legacy op.
-    unknown = {name[len("aten::"):] for name in covered_names() if name.startswith("aten::")
-               and not hasattr(torch.ops.aten, name[len("aten::"):])}
+    unknown = {
+        name[len("aten::") :]
+        for name in covered_names()
+        if name.startswith("aten::") and not hasattr(torch.ops.aten, name[len("aten::") :])
+    }
     assert unknown == LEGACY_OPS
 
 
@@ -45,9 +65,25 @@ def test_no_formula_is_na_with_the_name_in_the_reason():
 def test_views_are_zero_by_rule():
     # A listed set, not a fallback: view/transpose/expand/... are 0 flops and 0 bytes whatever their inputs.
     names = no_work_names()
-    assert {"aten::view", "aten::_unsafe_view", "aten::reshape", "aten::transpose", "aten::t", "aten::expand",
-            "aten::permute", "aten::as_strided", "aten::slice", "aten::select", "aten::squeeze", "aten::unsqueeze",
-            "aten::detach", "aten::alias", "aten::split", "aten::unbind", "aten::empty"} <= set(names)
+    assert {
+        "aten::view",
+        "aten::_unsafe_view",
+        "aten::reshape",
+        "aten::transpose",
+        "aten::t",
+        "aten::expand",
+        "aten::permute",
+        "aten::as_strided",
+        "aten::slice",
+        "aten::select",
+        "aten::squeeze",
+        "aten::unsqueeze",
+        "aten::detach",
+        "aten::alias",
+        "aten::split",
+        "aten::unbind",
+        "aten::empty",
+    } <= set(names)
     view = record_one(lambda x: x.view(4, 6), torch.randn(24))
     assert evaluate(view) == Cost(0, 0, "")
     assert evaluate(op("aten::transpose", [Unknown("sizes")])) == Cost(0, 0, "")
@@ -56,7 +92,8 @@ def test_views_are_zero_by_rule():
 def test_bad_shapes_and_dtypes_give_na_with_the_reason_and_never_raise():
     good = TensorMeta((4, 8), "float32")
     assert evaluate(op("aten::mm", [TensorMeta((4, -8), "float32"), good])) == Cost(
-        None, None, "bad shape for self: (4, -8)")
+        None, None, "bad shape for self: (4, -8)"
+    )
     assert evaluate(op("aten::mm", [TensorMeta("4x8", "float32"), good])).reason == "bad shape for self: '4x8'"
     # mm of (4, 8) @ (4, 8): torch's own count asserts on the inner dims; the assertion becomes a reason.
     mismatch = evaluate(op("aten::mm", [good, good]))
@@ -77,9 +114,18 @@ def test_dtype_not_recorded_keeps_flops_and_says_why_bytes_are_na():
 
 def test_nsys_conv_without_stride_or_padding_is_na_with_that_reason():
     # nsys emit_nvtx `sizes = [[1, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], []]`: the ints are not recorded.
-    sizes_only = op("aten::conv2d", [TensorMeta((1, 3, 8, 8)), TensorMeta((4, 3, 3, 3)), Unknown("sizes only"),
-                                     Unknown("sizes only"), Unknown("sizes only"), Unknown("sizes only"),
-                                     Unknown("sizes only")])
+    sizes_only = op(
+        "aten::conv2d",
+        [
+            TensorMeta((1, 3, 8, 8)),
+            TensorMeta((4, 3, 3, 3)),
+            Unknown("sizes only"),
+            Unknown("sizes only"),
+            Unknown("sizes only"),
+            Unknown("sizes only"),
+            Unknown("sizes only"),
+        ],
+    )
     assert evaluate(sizes_only) == Cost(None, None, "inputs lack padding (sizes only)")
 
 
@@ -88,8 +134,18 @@ def test_kineto_concrete_inputs_as_strings_are_computed():
     # padding 1, dilation 1, groups 1). Output spatial = (8 + 2 - 2 - 1) // 2 + 1 = 4, so out (1, 4, 4, 4).
     # flops = 2 * out positions 16 * kernel 9 * batch 1 * c_out 4 * c_in 3 = 3456.
     # bytes (bf16) = 2 * (x 192 + w 108 + out 64) = 728.
-    kineto = op("aten::conv2d", [TensorMeta((1, 3, 8, 8), "c10::BFloat16"), TensorMeta((4, 3, 3, 3), "c10::BFloat16"),
-                                 None, "[2, 2]", "[1, 1]", "[1, 1]", "1"])
+    kineto = op(
+        "aten::conv2d",
+        [
+            TensorMeta((1, 3, 8, 8), "c10::BFloat16"),
+            TensorMeta((4, 3, 3, 3), "c10::BFloat16"),
+            None,
+            "[2, 2]",
+            "[1, 1]",
+            "[1, 1]",
+            "1",
+        ],
+    )
     assert evaluate(kineto) == Cost(3456, 728, "")
 
 
@@ -107,8 +163,11 @@ def test_keyword_arguments_named_by_the_source_are_found():
 
 
 def test_register_flops_for_a_custom_op_and_a_wrapped_function(scratch_registry):
-    register_flops("mylib::scale", flops=lambda inputs, outputs, kwargs: inputs[0].shape[0] * kwargs["factor"],
-                   bytes=lambda inputs, outputs, kwargs: 8 * inputs[0].shape[0])
+    register_flops(
+        "mylib::scale",
+        flops=lambda inputs, outputs, kwargs: inputs[0].shape[0] * kwargs["factor"],
+        bytes=lambda inputs, outputs, kwargs: 8 * inputs[0].shape[0],
+    )
 
     @register_flops("MyFunction.forward")
     def my_flops(inputs, outputs, kwargs):
@@ -131,31 +190,76 @@ def test_register_flops_refuses_duplicates_unless_replace(scratch_registry):
 def test_a_failing_user_formula_is_na_with_its_error(scratch_registry):
     register_flops("mylib::broken", flops=lambda inputs, outputs, kwargs: inputs[5].shape[0], bytes=lambda *_: 4)
     assert evaluate(op("mylib::broken")) == Cost(
-        None, 4, "flops formula for mylib::broken failed: IndexError: tuple index out of range")
+        None, 4, "flops formula for mylib::broken failed: IndexError: tuple index out of range"
+    )
 
 
-@pytest.mark.parametrize("spelling, canonical, size", [
-    ("float32", "float32", 4), ("torch.float64", "float64", 8), ("tf32", "float32", 4), ("bfloat16", "bfloat16", 2),
-    ("float16", "float16", 2), ("half", "float16", 2), ("float8_e4m3fn", "float8_e4m3fn", 1),
-    ("float8_e5m2", "float8_e5m2", 1), ("float8_e4m3fnuz", "float8_e4m3fnuz", 1),
-    ("float8_e5m2fnuz", "float8_e5m2fnuz", 1), ("float8_e8m0fnu", "float8_e8m0fnu", 1), ("int8", "int8", 1),
-    ("uint8", "uint8", 1), ("int16", "int16", 2), ("int32", "int32", 4), ("int64", "int64", 8), ("bool", "bool", 1),
-    ("complex32", "complex32", 4), ("complex64", "complex64", 8), ("complex128", "complex128", 16),
-    ("qint8", "qint8", 1), ("quint8", "quint8", 1), ("qint32", "qint32", 4),
-    # Kineto's C++ spellings and ScalarType codes
-    ("float", "float32", 4), ("double", "float64", 8), ("c10::Half", "float16", 2), ("c10::BFloat16", "bfloat16", 2),
-    ("long int", "int64", 8), ("int", "int32", 4), ("unsigned char", "uint8", 1), ("signed char", "int8", 1),
-    ("c10::complex<float>", "complex64", 8), ("c10::Float8_e4m3fn", "float8_e4m3fn", 1), ("6", "float32", 4),
-    (15, "bfloat16", 2),
-])
+@pytest.mark.parametrize(
+    "spelling, canonical, size",
+    [
+        ("float32", "float32", 4),
+        ("torch.float64", "float64", 8),
+        ("tf32", "float32", 4),
+        ("bfloat16", "bfloat16", 2),
+        ("float16", "float16", 2),
+        ("half", "float16", 2),
+        ("float8_e4m3fn", "float8_e4m3fn", 1),
+        ("float8_e5m2", "float8_e5m2", 1),
+        ("float8_e4m3fnuz", "float8_e4m3fnuz", 1),
+        ("float8_e5m2fnuz", "float8_e5m2fnuz", 1),
+        ("float8_e8m0fnu", "float8_e8m0fnu", 1),
+        ("int8", "int8", 1),
+        ("uint8", "uint8", 1),
+        ("int16", "int16", 2),
+        ("int32", "int32", 4),
+        ("int64", "int64", 8),
+        ("bool", "bool", 1),
+        ("complex32", "complex32", 4),
+        ("complex64", "complex64", 8),
+        ("complex128", "complex128", 16),
+        ("qint8", "qint8", 1),
+        ("quint8", "quint8", 1),
+        ("qint32", "qint32", 4),
+        # Kineto's C++ spellings and ScalarType codes
+        ("float", "float32", 4),
+        ("double", "float64", 8),
+        ("c10::Half", "float16", 2),
+        ("c10::BFloat16", "bfloat16", 2),
+        ("long int", "int64", 8),
+        ("int", "int32", 4),
+        ("unsigned char", "uint8", 1),
+        ("signed char", "int8", 1),
+        ("c10::complex<float>", "complex64", 8),
+        ("c10::Float8_e4m3fn", "float8_e4m3fn", 1),
+        ("6", "float32", 4),
+        (15, "bfloat16", 2),
+    ],
+)
 def test_dtype_sizes_under_every_spelling(spelling, canonical, size):
     assert canonical_dtype(spelling) == canonical
     assert itemsize(spelling) == size
 
 
 def test_dtype_sizes_match_torch():
-    for name in ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int8", "uint8",
-                 "int16", "int32", "int64", "bool", "complex64", "complex128", "uint16", "uint32", "uint64"):
+    for name in (
+        "float64",
+        "float32",
+        "float16",
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "int8",
+        "uint8",
+        "int16",
+        "int32",
+        "int64",
+        "bool",
+        "complex64",
+        "complex128",
+        "uint16",
+        "uint32",
+        "uint64",
+    ):
         assert itemsize(name) == getattr(torch, name).itemsize, name
     assert itemsize("Scalar") is None and itemsize(None) is None
 

@@ -16,13 +16,16 @@ import torch
 cupti = pytest.importorskip("cupti").cupti
 
 import pyprof_live  # noqa: E402
-import pyprof_live.live  # noqa: E402
+import pyprof_live.capture.live  # noqa: E402
+from pyprof_live.capture.gpu import (  # noqa: E402
+    cupti_backend,
+    select_backend,
+    widen_thread_ids,
+)
+from pyprof_live.capture.gpu.clock import ClockMap, ClockSample, sample  # noqa: E402
+from pyprof_live.capture.gpu.cupti_backend import ACTIVITY_KINDS, CuptiBackend  # noqa: E402
 from pyprof_live.correlate import correlate  # noqa: E402
 from pyprof_live.errors import GpuUnavailableError  # noqa: E402
-from pyprof_live.gpu import select_backend, widen_thread_ids  # noqa: E402
-from pyprof_live.gpu import cupti_backend  # noqa: E402
-from pyprof_live.gpu.clock import ClockMap, ClockSample, sample  # noqa: E402
-from pyprof_live.gpu.cupti_backend import ACTIVITY_KINDS, CuptiBackend  # noqa: E402
 from pyprof_live.profile import Profile  # noqa: E402
 from pyprof_live.records import NO_LINK, OpRecord  # noqa: E402
 
@@ -97,7 +100,7 @@ def replay_backend_in_live(monkeypatch):
         made["backend"] = ReplayBackend(option, warnings, made["process"])
         return made["backend"]
 
-    monkeypatch.setattr(pyprof_live.live, "select_backend", select)
+    monkeypatch.setattr(pyprof_live.capture.live, "select_backend", select)
     return made
 
 
@@ -160,8 +163,10 @@ def test_missing_driver_turns_the_real_cupti_error_into_one_warning(cuda_visible
     with pytest.warns(RuntimeWarning, match="libcuda.so.1"):
         backend.start()  # the real cupti-python: get_timestamp raises NotSupportedError here
     assert len(warnings) == 1
-    assert warnings[0].startswith("GPU kernels were not collected, this is a CPU-only report: cupti-python cannot "
-                                  "use the CUDA driver (CUDA driver is not found (libcuda.so.1")
+    assert warnings[0].startswith(
+        "GPU kernels were not collected, this is a CPU-only report: cupti-python cannot "
+        "use the CUDA driver (CUDA driver is not found (libcuda.so.1"
+    )
     backend.push(3)
     backend.pop()  # inert, not raising
     capture = backend.stop()
@@ -183,7 +188,9 @@ def test_profile_falls_back_to_cpu_only_and_says_why(cuda_visible):
             small_training_step()
     assert p.records.ops and p.records.kernels == []
     footer = p.table()
-    assert "GPU kernels were not collected, this is a CPU-only report: cupti-python cannot use the CUDA driver" in footer
+    assert (
+        "GPU kernels were not collected, this is a CPU-only report: cupti-python cannot use the CUDA driver" in footer
+    )
     with pytest.raises(GpuUnavailableError):
         with pyprof_live.profile(gpu="cupti"):
             pass
@@ -210,12 +217,14 @@ def test_cupti_python_not_installed(cuda_visible, monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "cupti", None)  # import cupti -> ImportError
-    monkeypatch.delitem(sys.modules, "pyprof_live.gpu.cupti_backend")
-    monkeypatch.delattr(pyprof_live.gpu, "cupti_backend")
+    monkeypatch.delitem(sys.modules, "pyprof_live.capture.gpu.cupti_backend")
+    monkeypatch.delattr(pyprof_live.capture.gpu, "cupti_backend")
     warnings = []
     with pytest.warns(RuntimeWarning):
         assert select_backend("auto", warnings) is None
-    assert "cupti-python is not installed" in warnings[0] and f"pip install 'cupti-python=={CUPTI_MAJOR}.*'" in warnings[0]
+    assert (
+        "cupti-python is not installed" in warnings[0] and f"pip install 'cupti-python=={CUPTI_MAJOR}.*'" in warnings[0]
+    )
 
 
 def test_a_running_torch_profiler_is_refused(cuda_visible):
@@ -235,7 +244,9 @@ def test_another_cupti_client_gives_the_multiple_subscribers_reason():
     with pytest.raises(GpuUnavailableError, match="another CUPTI client"):
         ReplayBackend("cupti", [], ReplayProcess(fail_with=cupti.cuptiError(39))).start()
     with pytest.raises(GpuUnavailableError, match="CUPTI failed to start: ERROR_NOT_INITIALIZED"):
-        ReplayBackend("cupti", [], ReplayProcess(fail_with=cupti.cuptiError(int(cupti.Result.ERROR_NOT_INITIALIZED)))).start()
+        ReplayBackend(
+            "cupti", [], ReplayProcess(fail_with=cupti.cuptiError(int(cupti.Result.ERROR_NOT_INITIALIZED)))
+        ).start()
     assert cupti_backend._owner is None
 
 
@@ -286,7 +297,13 @@ def test_work_launched_while_not_recording_is_dropped():
         t = now()
         process.api_call("runtime", LAUNCH, t, t + 1, correlation, 0)
         k = cupti.ActivityKernel13()
-        k.kind, k.name, k.correlation_id, k.start, k.end = int(K.CONCURRENT_KERNEL), f"k{correlation}", correlation, t + 10, t + 20
+        k.kind, k.name, k.correlation_id, k.start, k.end = (
+            int(K.CONCURRENT_KERNEL),
+            f"k{correlation}",
+            correlation,
+            t + 10,
+            t + 20,
+        )
         process.device_activity(k)
 
     launch(1)
@@ -340,8 +357,9 @@ def test_torch_profiler_run_inside_ours_marks_our_capture_incomplete():
     process.api_call("runtime", LAUNCH, 30, 40, 2, 0)
     kineto.stop()  # and disables every kind: our collection is over
     capture = ours.stop()
-    assert capture.incomplete.startswith("another CUPTI client (torch.profiler, or a tool attached to the process) "
-                                         "took CUPTI over")
+    assert capture.incomplete.startswith(
+        "another CUPTI client (torch.profiler, or a tool attached to the process) took CUPTI over"
+    )
     assert [a.correlation for a in capture.records.apis] == [1]
 
 

@@ -34,7 +34,12 @@ def deterministic_cudnn():
 def cnn_step():
     torch.manual_seed(0)
     model = nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 8 * 8, 10)
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(8 * 8 * 8, 10),
     ).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     x = torch.randn(4, 3, 16, 16, device="cuda")

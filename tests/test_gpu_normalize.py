@@ -8,10 +8,10 @@ import pytest
 
 cupti = pytest.importorskip("cupti").cupti
 
-from pyprof_live.gpu import GpuCapture, widen_thread_ids  # noqa: E402
-from pyprof_live.gpu.clock import ClockMap, ClockSample  # noqa: E402
-from pyprof_live.gpu.device_work import describe  # noqa: E402
-from pyprof_live.gpu.normalize import (  # noqa: E402
+from pyprof_live.capture.gpu import GpuCapture, widen_thread_ids  # noqa: E402
+from pyprof_live.capture.gpu.clock import ClockMap, ClockSample  # noqa: E402
+from pyprof_live.capture.gpu.device_work import describe  # noqa: E402
+from pyprof_live.capture.gpu.normalize import (  # noqa: E402
     ActivitySink,
     api_name,
     api_record,
@@ -29,8 +29,10 @@ CUSTOM2 = int(cupti.ExternalCorrelationKind.CUSTOM2)
 CUSTOM0 = int(cupti.ExternalCorrelationKind.CUSTOM0)
 OFFSET = 5_000_000  # CUPTI clock - host clock in these tests
 MANGLED = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_"
-DEMANGLED = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-             "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)")
+DEMANGLED = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+    "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"
+)
 NCCL = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
 #: threading.get_ident() of an autograd device thread (pthread_self: 64 bits); a C++ thread,
 #: absent from threading.enumerate(), so only the op records made on it know its whole id.
@@ -67,8 +69,9 @@ def external(correlation, op_id, kind=CUSTOM2):
     return e
 
 
-def memcpy(cls=cupti.ActivityMemcpy6, *, copy_kind=cupti.ActivityMemcpyKind.HTOD, nbytes=4096, start=0, end=0,
-           correlation=0):
+def memcpy(
+    cls=cupti.ActivityMemcpy6, *, copy_kind=cupti.ActivityMemcpyKind.HTOD, nbytes=4096, start=0, end=0, correlation=0
+):
     m = cls()
     m.kind = int(K.MEMCPY)
     m.copy_kind, m.bytes = int(copy_kind), nbytes
@@ -94,8 +97,9 @@ GRAPH_LAUNCH = int(cupti.RuntimeApiTraceCbid.cudaGraphLaunch_v10000)  # 311
 # -- field by field ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls", ["ActivityKernel9", "ActivityKernel10", "ActivityKernel11", "ActivityKernel12",
-                                 "ActivityKernel13"])
+@pytest.mark.parametrize(
+    "cls", ["ActivityKernel9", "ActivityKernel10", "ActivityKernel11", "ActivityKernel12", "ActivityKernel13"]
+)
 def test_kernel_record_copies_every_field_of_each_record_version(cls):
     k = kernel(getattr(cupti, cls), start=1_300, end=1_800, correlation=10, graph=(3, 9))
     record = kernel_record(k, pid=0)
@@ -108,7 +112,10 @@ def test_kernel_record_copies_every_field_of_each_record_version(cls):
 
 
 def test_kernel_names_that_are_not_mangled_stay_as_given():
-    assert kernel_record(kernel(name="triton_poi_fused_add_0", start=0, end=1, correlation=1)).name == "triton_poi_fused_add_0"
+    assert (
+        kernel_record(kernel(name="triton_poi_fused_add_0", start=0, end=1, correlation=1)).name
+        == "triton_poi_fused_add_0"
+    )
 
 
 def test_api_names_come_from_the_cbid_enums_without_a_driver():
@@ -120,18 +127,28 @@ def test_api_names_come_from_the_cbid_enums_without_a_driver():
     assert api_name(int(K.RUNTIME), 99_999) == "runtime cbid 99999"
 
 
-@pytest.mark.parametrize("kind, expected", [
-    ("HTOD", "HtoD"), ("DTOH", "DtoH"), ("DTOD", "DtoD"), ("HTOH", "HtoH"), ("PTOP", "PtoP"), ("ATOD", "AtoD"),
-    ("UNKNOWN", ""),
-])
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("HTOD", "HtoD"),
+        ("DTOH", "DtoH"),
+        ("DTOD", "DtoD"),
+        ("HTOH", "HtoH"),
+        ("PTOP", "PtoP"),
+        ("ATOD", "AtoD"),
+        ("UNKNOWN", ""),
+    ],
+)
 def test_copy_kinds_are_spelled_as_nsys_and_kineto_spell_them(kind, expected):
     assert copy_kind_name(int(getattr(cupti.ActivityMemcpyKind, kind))) == expected
 
 
 @pytest.mark.parametrize("cls", ["ActivityMemcpy5", "ActivityMemcpy6", "ActivityMemcpy7"])
 def test_memcpy_record_of_each_version(cls):
-    record = memcpy_record(memcpy(getattr(cupti, cls), copy_kind=cupti.ActivityMemcpyKind.DTOH, nbytes=96,
-                                  start=5, end=9, correlation=4), pid=3)
+    record = memcpy_record(
+        memcpy(getattr(cupti, cls), copy_kind=cupti.ActivityMemcpyKind.DTOH, nbytes=96, start=5, end=9, correlation=4),
+        pid=3,
+    )
     assert (record.kind, record.copy_kind, record.bytes, record.correlation, record.pid) == ("memcpy", "DtoH", 96, 4, 3)
     assert (record.start, record.end, record.device, record.stream) == (5 + OFFSET, 9 + OFFSET, 0, 7)
 
@@ -162,12 +179,16 @@ def captured_run():
     an NCCL kernel launched by another thread, one CUDA graph replay outside any op, and a memset
     whose launching call was not recorded. Buffers arrive split and out of order, as CUPTI's may."""
     first_buffer = [
-        external(10, 0), api(LAUNCH, 1_100, 1_150, 10),
-        external(11, 1), api(LAUNCH, 2_200, 2_230, 11),
+        external(10, 0),
+        api(LAUNCH, 1_100, 1_150, 10),
+        external(11, 1),
+        api(LAUNCH, 2_200, 2_230, 11),
         # Call 12 carries only Kineto's kind: it links by time containment on its thread instead.
-        external(12, 1, kind=CUSTOM0), api(LAUNCH, 2_300, 2_320, 12),
+        external(12, 1, kind=CUSTOM0),
+        api(LAUNCH, 2_300, 2_320, 12),
         kernel(name="launched_by_call_12", start=2_600, end=2_700, correlation=12),
-        external(13, 1), api(MEMCPY_ASYNC, 2_400, 2_450, 13),
+        external(13, 1),
+        api(MEMCPY_ASYNC, 2_400, 2_450, 13),
         api(LAUNCH, 3_000, 3_010, 14, thread=OTHER_THREAD),
         api(GRAPH_LAUNCH, 3_500, 3_520, 15),
     ]
@@ -242,8 +263,14 @@ def test_graph_replays_and_communication_are_described():
 
 def test_thread_ids_are_widened_only_where_one_op_thread_matches():
     twin = ENGINE + (1 << 32)  # same low 32 bits as ENGINE
-    capture = GpuCapture(Records(apis=[api_record(api(LAUNCH, 0, 1, 1, thread=ENGINE & 0xFFFFFFFF)),
-                                       api_record(api(LAUNCH, 0, 1, 2, thread=OTHER_THREAD))]))
+    capture = GpuCapture(
+        Records(
+            apis=[
+                api_record(api(LAUNCH, 0, 1, 1, thread=ENGINE & 0xFFFFFFFF)),
+                api_record(api(LAUNCH, 0, 1, 2, thread=OTHER_THREAD)),
+            ]
+        )
+    )
     widen_thread_ids(capture, [ENGINE, 0x7F3A_0000_0001])
     assert [a.tid for a in capture.records.apis] == [ENGINE, OTHER_THREAD]
     ambiguous = GpuCapture(Records(apis=[api_record(api(LAUNCH, 0, 1, 1))]))

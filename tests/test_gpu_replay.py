@@ -15,12 +15,12 @@ import pytest
 
 pytest.importorskip("cupti")
 
-from pyprof_live.correlate import correlate  # noqa: E402
-from pyprof_live.importers.kineto import host_ids, event_times, read_trace_events  # noqa: E402
-from pyprof_live.profile import Profile  # noqa: E402
-from pyprof_live.records import NO_LINK, OpRecord  # noqa: E402
+from pyprof_live.correlate import correlate
+from pyprof_live.importers.kineto import event_times, host_ids, read_trace_events
+from pyprof_live.profile import Profile
+from pyprof_live.records import NO_LINK, OpRecord
 
-from .gpu_replay import ReplayBackend, ReplayProcess, load_trace, seen_by_dispatch_mode  # noqa: E402
+from .gpu_replay import ReplayBackend, ReplayProcess, load_trace, seen_by_dispatch_mode
 
 OP_CATEGORIES = ("cpu_op", "Operator")
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -75,7 +75,7 @@ def replay(path, process=None):
 
 
 def agreement(path, process=None) -> dict:
-    trace, capture, profile = replay(path, process)
+    trace, capture, _profile = replay(path, process)
     events = [e for e in read_trace_events(path) if e.get("ph") == "X"]
     links = reference_links(events)
     counts = {"kernels": len(capture.records.kernels), "memops": len(capture.records.memops)}
@@ -84,19 +84,24 @@ def agreement(path, process=None) -> dict:
         judged = [(item, want) for item, want in linked if want is not None]
         counts[f"{group}_links"] = len(judged)
         counts[f"{group}_agree"] = sum(
-            1 for item, want in judged if item.op != NO_LINK and external_id(trace.op_events[item.op]["args"]) == want)
+            1 for item, want in judged if item.op != NO_LINK and external_id(trace.op_events[item.op]["args"]) == want
+        )
         # Linked by Kineto to an op no dispatch mode sees (an Inductor kernel's range): unattributed here too.
         counts[f"{group}_outside_dispatcher_ops"] = len(linked) - len(judged)
-        counts[f"{group}_outside_but_attributed"] = sum(1 for item, want in linked if want is None and item.op != NO_LINK)
-    counts["clock_error_ns"] = max(
-        [abs(a.start - s) for a, s in _api_starts(events, capture.records.apis)], default=0)
+        counts[f"{group}_outside_but_attributed"] = sum(
+            1 for item, want in linked if want is None and item.op != NO_LINK
+        )
+    counts["clock_error_ns"] = max([abs(a.start - s) for a, s in _api_starts(events, capture.records.apis)], default=0)
     counts["clock_uncertainty_ns"] = capture.meta["gpu"]["clock_uncertainty_ns"]
     return counts
 
 
 def _api_starts(events, apis):
-    starts = {e["args"].get("correlation"): event_times(e)[0] for e in events
-              if e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime")}
+    starts = {
+        e["args"].get("correlation"): event_times(e)[0]
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver", "Runtime")
+    }
     return [(a, starts[a.correlation]) for a in apis if a.correlation in starts]
 
 
@@ -122,8 +127,12 @@ TRACES = {
 }
 #: Kineto links none of these traces' GPU work to an op a dispatch mode sees (why: above), so there
 #: is no agreement to measure in them; their delivered counts, zero link counts and clock are checked.
-NOTHING_TO_JUDGE = {"hta_alexnet_a100_benchmark_trace.json.gz", "hta_call_stack_backward_thread.json",
-                    "hta_triton_compile_a100.json.gz", "kineto_docs_before_fix_trace_h100.json"}
+NOTHING_TO_JUDGE = {
+    "hta_alexnet_a100_benchmark_trace.json.gz",
+    "hta_call_stack_backward_thread.json",
+    "hta_triton_compile_a100.json.gz",
+    "kineto_docs_before_fix_trace_h100.json",
+}
 
 
 def test_every_kineto_trace_with_kernels_is_replayed(shared_data):
@@ -202,14 +211,33 @@ def small_trace(path, wrong_link=False):
         x("cuda_runtime", "cudaLaunchKernel", 260, 5, tid=2, correlation=4, **{"External id": 5}),
         x("cpu_op", "aten::copy_", 400, 50, **{"External id": 7}),
         x("cuda_runtime", "cudaMemcpyAsync", 410, 10, correlation=5, **{"External id": 7}),
-        x("kernel", "gemm", 30, 20, pid=0, tid=7, correlation=1, stream=7, device=0,
-          **{"External id": 3 if wrong_link else 2}),
+        x(
+            "kernel",
+            "gemm",
+            30,
+            20,
+            pid=0,
+            tid=7,
+            correlation=1,
+            stream=7,
+            device=0,
+            **{"External id": 3 if wrong_link else 2},
+        ),
         x("kernel", "relu_kernel", 110, 5, pid=0, tid=7, correlation=2, stream=7, device=0, **{"External id": 3}),
         x("kernel", "mm_kernel", 230, 10, pid=0, tid=7, correlation=3, stream=7, device=0, **{"External id": 6}),
         x("kernel", "bwd_kernel", 270, 10, pid=0, tid=7, correlation=4, stream=7, device=0, **{"External id": 5}),
         x("kernel", "orphan", 500, 10, pid=0, tid=7, correlation=99, stream=7, device=0),
-        x("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 420, 3, pid=0, tid=7, correlation=5, bytes=64,
-          **{"External id": 7}),
+        x(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pageable -> Device)",
+            420,
+            3,
+            pid=0,
+            tid=7,
+            correlation=5,
+            bytes=64,
+            **{"External id": 7},
+        ),
     ]
     with gzip.open(path, "wt") as f:
         json.dump({"schemaVersion": 1, "traceEvents": events}, f)
@@ -221,21 +249,36 @@ def test_small_trace_replay_links_each_kernel_like_kineto(tmp_path):
     counts = agreement(path)
     # kernels 1-3 and the memcpy have dispatcher ops (addmm, relu, mm, copy_); kernel 4's link is
     # AddmmBackward0 with no aten op around it; the orphan has no External id at all.
-    assert counts == {"kernels": 5, "memops": 1, "kernel_links": 3, "kernel_agree": 3,
-                      "kernel_outside_dispatcher_ops": 1, "kernel_outside_but_attributed": 0,
-                      "memop_links": 1, "memop_agree": 1, "memop_outside_dispatcher_ops": 0,
-                      "memop_outside_but_attributed": 0, "clock_error_ns": counts["clock_error_ns"],
-                      "clock_uncertainty_ns": counts["clock_uncertainty_ns"]}
-    trace, capture, profile = replay(path)
+    assert counts == {
+        "kernels": 5,
+        "memops": 1,
+        "kernel_links": 3,
+        "kernel_agree": 3,
+        "kernel_outside_dispatcher_ops": 1,
+        "kernel_outside_but_attributed": 0,
+        "memop_links": 1,
+        "memop_agree": 1,
+        "memop_outside_dispatcher_ops": 0,
+        "memop_outside_but_attributed": 0,
+        "clock_error_ns": counts["clock_error_ns"],
+        "clock_uncertainty_ns": counts["clock_uncertainty_ns"],
+    }
+    _trace, capture, profile = replay(path)
     op_names = {k.name: (profile.records.ops[k.op].name if k.op != NO_LINK else None) for k in capture.records.kernels}
-    assert op_names == {"gemm": "aten::addmm", "relu_kernel": "aten::relu", "mm_kernel": "aten::mm",
-                        "bwd_kernel": None, "orphan": None}
+    assert op_names == {
+        "gemm": "aten::addmm",
+        "relu_kernel": "aten::relu",
+        "mm_kernel": "aten::mm",
+        "bwd_kernel": None,
+        "orphan": None,
+    }
     # relu's call at t=100 (= linear's end) is relu's: an op starting with the call contains it.
     memcpy = capture.records.memops[0]
     assert (memcpy.copy_kind, memcpy.bytes, profile.records.ops[memcpy.op].name) == ("HtoD", 64, "aten::copy_")
     assert {a.name for a in capture.records.apis} == {"cudaLaunchKernel", "cudaMemcpyAsync"}
-    assert sorted(a.start for a in capture.records.apis) == pytest.approx([20_000, 100_000, 220_000, 260_000, 410_000],
-                                                                  abs=counts["clock_uncertainty_ns"])
+    assert sorted(a.start for a in capture.records.apis) == pytest.approx(
+        [20_000, 100_000, 220_000, 260_000, 410_000], abs=counts["clock_uncertainty_ns"]
+    )
 
 
 def test_small_trace_comparison_sees_a_disagreement(tmp_path):

@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from pyprof_live.gpu import torch_internals
+from pyprof_live.capture.gpu import torch_internals
 
 MANGLED = "_ZN2at6native6detail4fillEv"
 

@@ -44,8 +44,14 @@ def launch(ts, correlation, ext, tid=MAIN, name="cudaLaunchKernel", cat="cuda_ru
 
 def kernel(name, ts, dur, correlation, device=0, stream=7):
     args = {
-        "device": device, "stream": stream, "correlation": correlation, "context": 1,
-        "registers per thread": 32, "shared memory": 1024, "grid": [4, 2, 1], "block": [128, 1, 1],
+        "device": device,
+        "stream": stream,
+        "correlation": correlation,
+        "context": 1,
+        "registers per thread": 32,
+        "shared memory": 1024,
+        "grid": [4, 2, 1],
+        "block": [128, 1, 1],
     }
     return x_event("kernel", name, ts, dur, args, pid=device, tid=stream)
 
@@ -80,9 +86,13 @@ def forward_trace():
     return [
         cpu_op("aten::linear", 100.5, 20, ext=10, **{"Sequence number": 7, "Fwd thread id": 0}),
         cpu_op(
-            "aten::addmm", 102.25, 15, ext=11,
+            "aten::addmm",
+            102.25,
+            15,
+            ext=11,
             **{
-                "Sequence number": 8, "Fwd thread id": 0,
+                "Sequence number": 8,
+                "Fwd thread id": 0,
                 "Input Dims": [[512], [32, 256], [256, 512], [], []],
                 "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"],
                 "Input Strides": [[1], [256, 1], [1, 256], [], []],
@@ -110,11 +120,24 @@ def test_forward_op_launch_and_kernel_become_records(tmp_path):
         1,
     )
     api = r.apis[0]
-    assert (api.name, api.correlation, api.external_id, api.kind, api.start) == ("cudaLaunchKernel", 500, 11, "runtime", 110000)
+    assert (api.name, api.correlation, api.external_id, api.kind, api.start) == (
+        "cudaLaunchKernel",
+        500,
+        11,
+        "runtime",
+        110000,
+    )
     k = r.kernels[0]
     # The file says pid 0 (the device); the record carries the launching host pid for the join.
     assert (k.pid, k.device, k.stream, k.correlation) == (HOST, 0, 7, 500)
-    assert (k.start, k.end, k.grid, k.block, k.registers, k.shared_static) == (130125, 137625, (4, 2, 1), (128, 1, 1), 32, 1024)
+    assert (k.start, k.end, k.grid, k.block, k.registers, k.shared_static) == (
+        130125,
+        137625,
+        (4, 2, 1),
+        (128, 1, 1),
+        32,
+        1024,
+    )
     assert linked.kernels_with_op == 1
     assert r.ops[k.op] is addmm and r.ops[addmm.parent].name == "aten::linear"
     assert profile.meta["source"] == "kineto" and profile.meta["path"] == str(tmp_path / "trace.json")
@@ -152,7 +175,7 @@ def test_launch_whose_external_id_names_a_range_links_by_containment(tmp_path):
         launch(15, correlation=90, ext=1),
         kernel("mul_kernel", 40, 1, correlation=90),
     ]
-    profile, linked = load_linked(write_trace(tmp_path, events))
+    profile, _linked = load_linked(write_trace(tmp_path, events))
     assert [(g.name, g.kind) for g in profile.records.ranges] == [("my_block", "record_function")]
     assert profile.records.ops[profile.records.kernels[0].op].name == "aten::mul"
 
@@ -164,11 +187,33 @@ def test_driver_launch_memcpy_memset_and_device_work_without_launch(tmp_path):
         kernel("triton_poi_fused_0", 60, 2, correlation=35),
         cpu_op("aten::copy_", 100, 50, ext=4),
         launch(110, correlation=36, ext=4, name="cudaMemcpyAsync"),
-        x_event("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 160, 4,
-                {"device": 0, "stream": 7, "correlation": 36, "bytes": 4096}, pid=0, tid=7),
-        x_event("gpu_memcpy", "Memcpy PtoP (Device -> Device)", 170, 4,
-                {"fromDevice": 0, "inDevice": 1, "toDevice": 1, "stream": 9, "correlation": 37, "bytes": 64}, pid=1, tid=9),
-        x_event("gpu_memset", "Memset (Device)", 180, 1, {"device": 0, "stream": 7, "correlation": 38, "bytes": 4}, pid=0, tid=7),
+        x_event(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pageable -> Device)",
+            160,
+            4,
+            {"device": 0, "stream": 7, "correlation": 36, "bytes": 4096},
+            pid=0,
+            tid=7,
+        ),
+        x_event(
+            "gpu_memcpy",
+            "Memcpy PtoP (Device -> Device)",
+            170,
+            4,
+            {"fromDevice": 0, "inDevice": 1, "toDevice": 1, "stream": 9, "correlation": 37, "bytes": 64},
+            pid=1,
+            tid=9,
+        ),
+        x_event(
+            "gpu_memset",
+            "Memset (Device)",
+            180,
+            1,
+            {"device": 0, "stream": 7, "correlation": 38, "bytes": 4},
+            pid=0,
+            tid=7,
+        ),
     ]
     profile, linked = load_linked(write_trace(tmp_path, events))
     r = profile.records
@@ -206,7 +251,8 @@ def test_correlation_id_of_two_processes_links_its_kernel_to_neither(tmp_path):
     assert linked.kernels_with_op == 1
     assert profile.meta["warnings"] == [
         "1 kernels/memops have a correlation id that API calls of several processes carry (1 such ids): "
-        "left unattributed"]
+        "left unattributed"
+    ]
 
 
 def test_compute_capability_needs_both_numbers(tmp_path):
@@ -227,16 +273,23 @@ def backward_trace():
     return [
         cpu_op("aten::addmm", 0, 10, ext=1, **{"Sequence number": 12, "Fwd thread id": 0}),
         cpu_op("autograd::engine::evaluate_function: AddmmBackward0", 100, 40, ext=20, tid=BWD, **node),
-        cpu_op("AddmmBackward0", 101, 35, ext=21, tid=BWD, **node,
-               **{"Input Dims": [[32, 512]], "Input type": ["float"]}),
+        cpu_op(
+            "AddmmBackward0", 101, 35, ext=21, tid=BWD, **node, **{"Input Dims": [[32, 512]], "Input type": ["float"]}
+        ),
         cpu_op("aten::mm", 105, 20, ext=22, tid=BWD),
         launch(110, correlation=700, ext=22, tid=BWD),
         launch(130, correlation=701, ext=21, tid=BWD),  # launched by the node op itself
         kernel("gemm_dgrad", 150, 5, correlation=700),
         kernel("bias_grad", 160, 5, correlation=701),
         cpu_op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 145, 10, ext=23, tid=BWD),
-        cpu_op("torch::autograd::AccumulateGrad", 146, 8, ext=24, tid=BWD,
-               **{"Input Dims": [[512, 256]], "Input type": ["float"]}),
+        cpu_op(
+            "torch::autograd::AccumulateGrad",
+            146,
+            8,
+            ext=24,
+            tid=BWD,
+            **{"Input Dims": [[512, 256]], "Input type": ["float"]},
+        ),
         x_event("user_annotation", "Optimizer.step#AdamW.step", 200, 50, {"External id": 30}),
         cpu_op("aten::_foreach_add_", 210, 10, ext=31),
     ]
@@ -247,7 +300,11 @@ def test_backward_node_range_becomes_one_node_record(tmp_path):
     r = profile.records
     # 8 cpu_ops - 2 node ops folded into their evaluate_function ranges (AddmmBackward0, AccumulateGrad)
     assert [op.name for op in r.ops] == [
-        "aten::addmm", "AddmmBackward0", "aten::mm", "torch::autograd::AccumulateGrad", "aten::_foreach_add_"
+        "aten::addmm",
+        "AddmmBackward0",
+        "aten::mm",
+        "torch::autograd::AccumulateGrad",
+        "aten::_foreach_add_",
     ]
     node = by_name(r.ops, "AddmmBackward0")
     assert (node.kind, node.dir, node.altseq, node.node, node.seq) == ("node", "bwd", 12, "AddmmBackward0", NO_LINK)
@@ -275,32 +332,82 @@ def test_backward_node_range_becomes_one_node_record(tmp_path):
 def test_2021_dialect(tmp_path):
     """Operator/Runtime/Kernel/Memset categories, 'external id', string tids ('stream 7'), a node op
     with no evaluate_function wrapper, Call stack, [memory] instants without a category."""
-    stack = ("/env/site-packages/torch/nn/modules/conv.py(443): forward;"
-             "/env/site-packages/torch/nn/modules/module.py(1051): _call_impl;"
-             "resnet.py(232): _forward_impl;train.py(46): <module>")
+    stack = (
+        "/env/site-packages/torch/nn/modules/conv.py(443): forward;"
+        "/env/site-packages/torch/nn/modules/module.py(1051): _call_impl;"
+        "resnet.py(232): _forward_impl;train.py(46): <module>"
+    )
 
     def op(name, ts, dur, ext, tid="25738", **args):
-        return {"ph": "X", "cat": "Operator", "name": name, "pid": 25738, "tid": tid, "ts": ts, "dur": dur,
-                "args": {"Device": 25738, "External id": ext, **args}}
+        return {
+            "ph": "X",
+            "cat": "Operator",
+            "name": name,
+            "pid": 25738,
+            "tid": tid,
+            "ts": ts,
+            "dur": dur,
+            "args": {"Device": 25738, "External id": ext, **args},
+        }
 
     events = [
         op("ProfilerStep#5", 0, 1000, 1),
-        op("aten::conv2d", 10, 50, 2, **{"Sequence number": 890, "Fwd thread id": 0, "Call stack": stack,
-                                          "Input Dims": [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []],
-                                          "Input type": ["float", "float", "", "GenericList", "GenericList",
-                                                         "GenericList", "Int"]}),
-        {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 25738, "tid": "25738", "ts": 20, "dur": 5,
-         "args": {"cbid": 211, "correlation": 34441, "external id": 2, "external ts": 10}},
-        {"ph": "X", "cat": "Kernel", "name": "volta_scudnn_128x64_relu", "pid": 0, "tid": "stream 7", "ts": 40,
-         "dur": 600, "args": {"device": 0, "context": 1, "stream": 7, "correlation": 34441, "external id": 2}},
+        op(
+            "aten::conv2d",
+            10,
+            50,
+            2,
+            **{
+                "Sequence number": 890,
+                "Fwd thread id": 0,
+                "Call stack": stack,
+                "Input Dims": [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []],
+                "Input type": ["float", "float", "", "GenericList", "GenericList", "GenericList", "Int"],
+            },
+        ),
+        {
+            "ph": "X",
+            "cat": "Runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 25738,
+            "tid": "25738",
+            "ts": 20,
+            "dur": 5,
+            "args": {"cbid": 211, "correlation": 34441, "external id": 2, "external ts": 10},
+        },
+        {
+            "ph": "X",
+            "cat": "Kernel",
+            "name": "volta_scudnn_128x64_relu",
+            "pid": 0,
+            "tid": "stream 7",
+            "ts": 40,
+            "dur": 600,
+            "args": {"device": 0, "context": 1, "stream": 7, "correlation": 34441, "external id": 2},
+        },
         {"ph": "f", "id": 34441, "pid": 0, "tid": "stream 7", "ts": 40, "cat": "async", "name": "launch", "bp": "e"},
         op("CudnnConvolutionBackward", 700, 100, 3, tid="25772", **{"Sequence number": 890, "Fwd thread id": 1}),
         op("aten::cudnn_convolution_backward", 710, 80, 4, tid="25772"),
         op("torch::autograd::AccumulateGrad", 850, 20, 5, tid="25772"),
-        {"ph": "i", "s": "t", "name": "[memory]", "pid": 25738, "tid": 25738, "ts": 15,
-         "args": {"Device Type": 1, "Device Id": 0, "Bytes": 512}},
-        {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 7", "ts": 900, "dur": 1,
-         "args": {"device": 0, "stream": 7, "correlation": 38304, "external id": 5, "bytes": 128}},
+        {
+            "ph": "i",
+            "s": "t",
+            "name": "[memory]",
+            "pid": 25738,
+            "tid": 25738,
+            "ts": 15,
+            "args": {"Device Type": 1, "Device Id": 0, "Bytes": 512},
+        },
+        {
+            "ph": "X",
+            "cat": "Memset",
+            "name": "Memset (Device)",
+            "pid": 0,
+            "tid": "stream 7",
+            "ts": 900,
+            "dur": 1,
+            "args": {"device": 0, "stream": 7, "correlation": 38304, "external id": 5, "bytes": 128},
+        },
     ]
     profile, linked = load_linked(write_trace(tmp_path, events))
     r = profile.records
@@ -309,8 +416,13 @@ def test_2021_dialect(tmp_path):
     assert (conv.tid, conv.seq, conv.dir) == (25738, 890, "fwd")
     assert conv.callsite == ("resnet.py:232", "train.py:46")  # torch frames dropped, innermost first
     assert conv.inputs == (
-        TensorMeta((32, 3, 224, 224), "float32"), TensorMeta((64, 3, 7, 7), "float32"), None,
-        Unknown("GenericList"), Unknown("GenericList"), Unknown("GenericList"), Unknown("Int"),
+        TensorMeta((32, 3, 224, 224), "float32"),
+        TensorMeta((64, 3, 7, 7), "float32"),
+        None,
+        Unknown("GenericList"),
+        Unknown("GenericList"),
+        Unknown("GenericList"),
+        Unknown("Int"),
     )
     assert (r.apis[0].tid, r.apis[0].external_id) == (25738, 2)
     assert (r.kernels[0].stream, r.kernels[0].pid) == (7, 25738)
@@ -382,49 +494,99 @@ def test_callsite_keeps_at_most_callsite_depth_frames(tmp_path):
 
 def test_collectives_distributed_info_devices_and_versions(tmp_path):
     comms = {
-        "Collective name": "allreduce", "dtype": "Float", "In msg nelems": 2049000, "Out msg nelems": 2049000,
-        "Group size": 2, "Process Group Name": "0", "Process Group Description": "default_pg",
-        "Process Group Ranks": "[0, 1]", "In split size": "[]", "Out split size": "[]",
+        "Collective name": "allreduce",
+        "dtype": "Float",
+        "In msg nelems": 2049000,
+        "Out msg nelems": 2049000,
+        "Group size": 2,
+        "Process Group Name": "0",
+        "Process Group Description": "default_pg",
+        "Process Group Ranks": "[0, 1]",
+        "In split size": "[]",
+        "Out split size": "[]",
     }
     events = [
         cpu_op("c10d::allreduce_", 0, 100, ext=1),
         cpu_op("record_param_comms", 5, 80, ext=2, **comms),
         launch(10, correlation=60, ext=2, name="cudaLaunchKernelExC"),
-        kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 120, 2600,
-               correlation=60, stream=40),
+        kernel(
+            "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+            120,
+            2600,
+            correlation=60,
+            stream=40,
+        ),
     ]
     header = {
         "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2, "nccl_version": "2.17.1"},
-        "deviceProperties": [{"id": 0, "name": "NVIDIA A100-PG509-200", "totalGlobalMem": 42297524224,
-                              "computeMajor": 8, "computeMinor": 0, "numSms": 108, "warpSize": 32}],
-        "cuda_runtime_version": 12000, "cupti_version": 18, "record_shapes": 1, "baseTimeNanoseconds": 17e17,
+        "deviceProperties": [
+            {
+                "id": 0,
+                "name": "NVIDIA A100-PG509-200",
+                "totalGlobalMem": 42297524224,
+                "computeMajor": 8,
+                "computeMinor": 0,
+                "numSms": 108,
+                "warpSize": 32,
+            }
+        ],
+        "cuda_runtime_version": 12000,
+        "cupti_version": 18,
+        "record_shapes": 1,
+        "baseTimeNanoseconds": 17e17,
     }
     profile = load_kineto(write_trace(tmp_path, events, **header))
     r = profile.records
     comm = by_name(r.ops, "record_param_comms")
     assert dict(comm.kwargs) == {
-        "collective": "allreduce", "dtype": "float32", "in_msg_nelems": 2049000, "out_msg_nelems": 2049000,
-        "group_size": 2, "pg_name": "0", "pg_desc": "default_pg", "group_ranks": (0, 1),
-        "in_split_size": (), "out_split_size": (),
+        "collective": "allreduce",
+        "dtype": "float32",
+        "in_msg_nelems": 2049000,
+        "out_msg_nelems": 2049000,
+        "group_size": 2,
+        "pg_name": "0",
+        "pg_desc": "default_pg",
+        "group_ranks": (0, 1),
+        "in_split_size": (),
+        "out_split_size": (),
     }
-    profile.correlation  # noqa: B018  (links on first use)
+    profile.correlation
     assert r.ops[r.kernels[0].op] is comm
     assert profile.meta["distributed"]["world_size"] == 2
     assert profile.meta["versions"] == {"cuda_runtime_version": 12000, "cupti_version": 18}
     assert profile.meta["profiler_flags"] == {"record_shapes": 1}
     (gpu,) = r.devices
     assert (gpu.id, gpu.name, gpu.compute_capability, gpu.sm_count, gpu.memory_bytes, gpu.extra) == (
-        0, "NVIDIA A100-PG509-200", (8, 0), 108, 42297524224, {"warpSize": 32})
+        0,
+        "NVIDIA A100-PG509-200",
+        (8, 0),
+        108,
+        42297524224,
+        {"warpSize": 32},
+    )
 
 
 def test_memory_instants_are_counted_with_peak_per_device(tmp_path):
     def memory(ts, device_type, device, allocated):
-        return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": HOST, "tid": MAIN,
-                "ts": ts, "args": {"Total Allocated": allocated, "Bytes": 8, "Device Type": device_type,
-                                   "Device Id": device}}
+        return {
+            "ph": "i",
+            "cat": "cpu_instant_event",
+            "s": "t",
+            "name": "[memory]",
+            "pid": HOST,
+            "tid": MAIN,
+            "ts": ts,
+            "args": {"Total Allocated": allocated, "Bytes": 8, "Device Type": device_type, "Device Id": device},
+        }
 
-    events = [cpu_op("aten::empty", 0, 5, ext=1), memory(1, 1, 0, 100), memory(2, 1, 0, 300),
-              memory(3, 1, 0, 200), memory(4, 0, -1, 16), memory(5, 1, 1, 7)]
+    events = [
+        cpu_op("aten::empty", 0, 5, ext=1),
+        memory(1, 1, 0, 100),
+        memory(2, 1, 0, 300),
+        memory(3, 1, 0, 200),
+        memory(4, 0, -1, 16),
+        memory(5, 1, 1, 7),
+    ]
     meta = load_kineto(write_trace(tmp_path, events)).meta
     assert meta["memory_events"] == 5
     assert meta["memory_peak_allocated"] == {"cuda:0": 300, "cpu": 16, "cuda:1": 7}
@@ -437,16 +599,35 @@ def test_memory_instants_are_counted_with_peak_per_device(tmp_path):
 @pytest.mark.parametrize(
     "kineto_type, torch_name",
     [
-        ("float", "float32"), ("double", "float64"), ("c10::Half", "float16"), ("c10::BFloat16", "bfloat16"),
-        ("long int", "int64"), ("int", "int32"), ("short int", "int16"), ("signed char", "int8"),
-        ("unsigned char", "uint8"), ("bool", "bool"), ("c10::complex<float>", "complex64"),
-        ("c10::complex<double>", "complex128"), ("c10::Float8_e4m3fn", "float8_e4m3fn"),
-        ("c10::Float8_e5m2", "float8_e5m2"), ("c10::Float8_e4m3fnuz", "float8_e4m3fnuz"),
-        ("long unsigned int", "uint64"), ("short unsigned int", "uint16"), ("__int64", "int64"),
-        ("unsigned __int64", "uint64"), ("c10::complex<c10::Half>", "complex32"), ("c10::Float8_e8m0fnu", "float8_e8m0fnu"),
+        ("float", "float32"),
+        ("double", "float64"),
+        ("c10::Half", "float16"),
+        ("c10::BFloat16", "bfloat16"),
+        ("long int", "int64"),
+        ("int", "int32"),
+        ("short int", "int16"),
+        ("signed char", "int8"),
+        ("unsigned char", "uint8"),
+        ("bool", "bool"),
+        ("c10::complex<float>", "complex64"),
+        ("c10::complex<double>", "complex128"),
+        ("c10::Float8_e4m3fn", "float8_e4m3fn"),
+        ("c10::Float8_e5m2", "float8_e5m2"),
+        ("c10::Float8_e4m3fnuz", "float8_e4m3fnuz"),
+        ("long unsigned int", "uint64"),
+        ("short unsigned int", "uint16"),
+        ("__int64", "int64"),
+        ("unsigned __int64", "uint64"),
+        ("c10::complex<c10::Half>", "complex32"),
+        ("c10::Float8_e8m0fnu", "float8_e8m0fnu"),
         # c10::ScalarType names, as record_param_comms writes its dtype
-        ("Float", "float32"), ("Long", "int64"), ("ComplexFloat", "complex64"), ("ComplexDouble", "complex128"),
-        ("BFloat16", "bfloat16"), ("Scalar", None), ("", None),
+        ("Float", "float32"),
+        ("Long", "int64"),
+        ("ComplexFloat", "complex64"),
+        ("ComplexDouble", "complex128"),
+        ("BFloat16", "bfloat16"),
+        ("Scalar", None),
+        ("", None),
     ],
 )
 def test_dtype_names_are_torch_names(kineto_type, torch_name):
@@ -456,8 +637,11 @@ def test_dtype_names_are_torch_names(kineto_type, torch_name):
 
 def test_capitalised_input_types_are_arguments_not_dtypes(tmp_path):
     # canonical_dtype reads "Int" as int32 and "Double" as float64: as an Input type they are scalar kinds.
-    args = {"Input Dims": [[2], [], [], []], "Input type": ["short unsigned int", "Int", "Double", "Bool"],
-            "Concrete Inputs": ["", "3", "", "False"]}
+    args = {
+        "Input Dims": [[2], [], [], []],
+        "Input type": ["short unsigned int", "Int", "Double", "Bool"],
+        "Concrete Inputs": ["", "3", "", "False"],
+    }
     op = load_kineto(write_trace(tmp_path, [cpu_op("aten::foo", 0, 5, ext=1, **args)])).records.ops[0]
     assert op.inputs == (TensorMeta((2,), "uint16"), 3, Unknown("Double"), False)
 
@@ -465,9 +649,20 @@ def test_capitalised_input_types_are_arguments_not_dtypes(tmp_path):
 @pytest.mark.parametrize(
     "text, value",
     [
-        ("4", 4), ("-1", -1), ("False", False), ("True", True), ("0.", 0.0), ("1.0000000000000001e-05", 1e-05),
-        ("9223372036854775807", 2**63 - 1), ("[]", ()), ("[-1]", (-1,)), ("[14, 14]", (14, 14)),
-        ("[[1, 2], [3]]", ((1, 2), (3,))), ("cuda:0", "cuda:0"), ("[1, 2", "[1, 2"), ("None", None),
+        ("4", 4),
+        ("-1", -1),
+        ("False", False),
+        ("True", True),
+        ("0.", 0.0),
+        ("1.0000000000000001e-05", 1e-05),
+        ("9223372036854775807", 2**63 - 1),
+        ("[]", ()),
+        ("[-1]", (-1,)),
+        ("[14, 14]", (14, 14)),
+        ("[[1, 2], [3]]", ((1, 2), (3,))),
+        ("cuda:0", "cuda:0"),
+        ("[1, 2", "[1, 2"),
+        ("None", None),
     ],
 )
 def test_concrete_inputs_are_parsed_without_eval(text, value):
@@ -503,8 +698,10 @@ def test_shapes_without_input_types_are_tensors_of_unknown_dtype(tmp_path):
 
 def test_microsecond_floats_become_exact_nanoseconds(tmp_path):
     # round(4458676522690.655 * 1000) is ...656: the product of the binary float rounds up.
-    events = [cpu_op("aten::parent", 4458676522690.655, 156.777, ext=1),
-              cpu_op("aten::child", 4458676522709.059, 138.373, ext=2)]
+    events = [
+        cpu_op("aten::parent", 4458676522690.655, 156.777, ext=1),
+        cpu_op("aten::child", 4458676522709.059, 138.373, ext=2),
+    ]
     parent, child = load_kineto(write_trace(tmp_path, events)).records.ops
     assert (parent.start, parent.end) == (4458676522690655, 4458676522847432)
     assert child.end == parent.end  # 709.059 + 138.373 = 847.432: the child ends with its parent
@@ -520,8 +717,11 @@ def test_windowed_reading_matches_a_whole_file_read(tmp_path, monkeypatch):
     events = forward_trace() + backward_trace()
     path = tmp_path / "t.json"
     path.write_text(
-        '{"schemaVersion": 1, "metadata": ' + json.dumps({"pip": ["pkg==1.0"] * 200})
-        + ', "traceEvents": ' + json.dumps(events) + ', "cupti_version": 22}'
+        '{"schemaVersion": 1, "metadata": '
+        + json.dumps({"pip": ["pkg==1.0"] * 200})
+        + ', "traceEvents": '
+        + json.dumps(events)
+        + ', "cupti_version": 22}'
     )
     whole = load_kineto(path)
     monkeypatch.setattr(trace_json, "CHUNK_CHARS", 7)
@@ -574,9 +774,14 @@ def valid_gzip_trace() -> bytes:
         (b'"just a string"', "not a Kineto trace"),
         (b'{"traceEvents": {"ph": "X"}}', "expected '['"),
         (b'{"traceEvents": [1, 2]}', "traceEvents[0] is a number, not an event object"),
-        (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}]}', "cpu_op event traceEvents[0] has no 'ts'"),
-        (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}',
-         "expected ',' or ']' between trace events, found end of file"),
+        (
+            b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}]}',
+            "cpu_op event traceEvents[0] has no 'ts'",
+        ),
+        (
+            b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}',
+            "expected ',' or ']' between trace events, found end of file",
+        ),
         (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "du', "ends inside a JSON value"),
         (b'{"traceEvents": [{"ph": "X"} {"ph": "X"}]}', "expected ',' or ']' between trace events"),
         (b'{"traceEvents": []}', "no PyTorch profiler events"),
@@ -586,11 +791,16 @@ def valid_gzip_trace() -> bytes:
         # json's decoder recurses once per level: RecursionError, in an event or in the header
         (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "JSON nested too deeply"),
         (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b', "traceEvents": []}', "JSON nested too deeply"),
-        (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": Infinity, "dur": 1, "pid": 1, "tid": 1}]}',
-         "cpu_op event traceEvents[0]: 'ts' is Infinity, expected a finite number"),
+        (
+            b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": Infinity, "dur": 1, "pid": 1, "tid": 1}]}',
+            "cpu_op event traceEvents[0]: 'ts' is Infinity, expected a finite number",
+        ),
         # found after the last event: not blamed on it
-        (b'{"deviceProperties": 5, "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, '
-         b'"pid": 1, "tid": 1}]}', "the trace header's 'deviceProperties' is a number, expected an array"),
+        (
+            b'{"deviceProperties": 5, "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, '
+            b'"pid": 1, "tid": 1}]}',
+            "the trace header's 'deviceProperties' is a number, expected an array",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_the_file(tmp_path, data, problem):
@@ -615,7 +825,9 @@ def test_cli_reports_bad_trace_in_one_line_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([str(deep)])
     err = capsys.readouterr().err
-    assert exit_.value.code == 2 and err.count("\n") == 1 and f"{deep}: not a Kineto trace: JSON nested too deeply" in err
+    assert (
+        exit_.value.code == 2 and err.count("\n") == 1 and f"{deep}: not a Kineto trace: JSON nested too deeply" in err
+    )
 
 
 # Reaches the decoder's and the builder's error paths with random JSON-ish text; too short to reach
@@ -729,7 +941,7 @@ def test_alexnet_kernels_link_by_containment_not_by_external_id(shared_data):
 def test_backward_thread_excerpt_links_by_containment(shared_data):
     """Denominator: 1 kernel. Its cudaLaunchKernel (tid 24922, ts ...364374) has External id ==
     correlation == 2131433; it lies in aten::mm [...364330, +58] inside AddmmBackward0."""
-    profile, linked = real(shared_data, "hta_call_stack_backward_thread.json")
+    profile, _linked = real(shared_data, "hta_call_stack_backward_thread.json")
     r = profile.records
     (k,) = r.kernels
     mm = r.ops[k.op]
@@ -737,7 +949,11 @@ def test_backward_thread_excerpt_links_by_containment(shared_data):
     assert mm.inputs == (TensorMeta((2048, 2048), "float32"), TensorMeta((2048, 256), "float32"))
     node = r.ops[mm.parent]
     assert (node.name, node.kind, node.altseq, node.inputs) == (
-        "AddmmBackward0", "node", 714649, (TensorMeta((2048, 2048), "float32"),))
+        "AddmmBackward0",
+        "node",
+        714649,
+        (TensorMeta((2048, 2048), "float32"),),
+    )
     assert (k.pid, r.apis[k.launch].external_id) == (3914, NO_LINK)
 
 
@@ -769,7 +985,7 @@ def test_nccl_trace_collectives_and_backward_nodes(shared_data):
     """21 NCCL kernels (stream 40), each launched inside a record_param_comms op: 15 allreduce
     (DDP buckets in backward) + 6 broadcast (initial sync). 543 evaluate_function nodes carry a
     sequence number; 483 AccumulateGrad nodes do not."""
-    profile, linked = real(shared_data, "hta_nccl_data_a100_ws2_rank0.json.gz")
+    profile, _linked = real(shared_data, "hta_nccl_data_a100_ws2_rank0.json.gz")
     r = profile.records
     nccl = [k for k in r.kernels if k.name.startswith("nccl")]
     assert len(nccl) == 21 and {k.stream for k in nccl} == {40}
@@ -791,7 +1007,13 @@ def test_owlv2_shapes_scalars_modules_and_callsites(shared_data):
     assert conv.inputs == (
         TensorMeta((1, 3, 1008, 1008), "bfloat16", (3048192, 1016064, 1008, 1)),
         TensorMeta((1024, 3, 14, 14), "bfloat16", (588, 196, 14, 1)),
-        None, (14, 14), (0, 0), (1, 1), False, (0, 0), 1,
+        None,
+        (14, 14),
+        (0, 0),
+        (1, 1),
+        False,
+        (0, 0),
+        1,
     )
     assert conv.module.endswith("Owlv2VisionEmbeddings_0.Conv2d_0")
     assert conv.callsite[0] == "modeling_owlv2.py:338"

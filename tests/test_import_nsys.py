@@ -22,20 +22,41 @@ def gtid(pid, tid):
 
 
 A1, A2, B1 = gtid(100, 100), gtid(100, 101), gtid(200, 200)  # process A main + autograd threads, process B
-STRINGS = {1: "cudaLaunchKernel_v7000", 2: "cuLaunchKernel", 3: "cudaMemcpyAsync_v3020", 4: "cudaMemsetAsync_v3020",
-           5: "cudaGetDevice_v3020", 6: "cudaLaunchKernel", 10: "void gemm_kernel<float>(float*)",
-           11: "relu_kernel", 12: "mm_backward_kernel", 13: "orphan_kernel", 14: "data loading"}
-TRACE = "{'traceMarker': ['/home/u/train.py:52', '/usr/lib/python3/site-packages/torch/nn/modules/module.py:1102', " \
-        "'/home/u/model.py:17']}"
-LINEAR = "{'mod': 'torch.nn.functional', 'op': 'linear', 'args': [{'name': '', 'type': 'tensor', " \
-         "'shape': (32, 512), 'dtype': 'float16'}, {'name': '', 'type': 'tensor', 'shape': (512, 512), " \
-         "'dtype': 'float16'}, {'name': 'bias', 'type': 'NoneType', 'value': None}]}"
+STRINGS = {
+    1: "cudaLaunchKernel_v7000",
+    2: "cuLaunchKernel",
+    3: "cudaMemcpyAsync_v3020",
+    4: "cudaMemsetAsync_v3020",
+    5: "cudaGetDevice_v3020",
+    6: "cudaLaunchKernel",
+    10: "void gemm_kernel<float>(float*)",
+    11: "relu_kernel",
+    12: "mm_backward_kernel",
+    13: "orphan_kernel",
+    14: "data loading",
+}
+TRACE = (
+    "{'traceMarker': ['/home/u/train.py:52', '/usr/lib/python3/site-packages/torch/nn/modules/module.py:1102', "
+    "'/home/u/model.py:17']}"
+)
+LINEAR = (
+    "{'mod': 'torch.nn.functional', 'op': 'linear', 'args': [{'name': '', 'type': 'tensor', "
+    "'shape': (32, 512), 'dtype': 'float16'}, {'name': '', 'type': 'tensor', 'shape': (512, 512), "
+    "'dtype': 'float16'}, {'name': 'bias', 'type': 'NoneType', 'value': None}]}"
+)
 NVTX = [  # start, end, eventType, globalTid, text, textId, domainId
     (0, 1000, 59, A1, "layer:Encoder", None, 0),
     (10, 500, 59, A1, TRACE, None, 0),
     (20, 490, 59, A1, LINEAR, None, 0),
-    (30, 480, 59, A1, "aten::linear, seq = 12, op_id = 40, sizes = [[32, 512], [512, 512], []], "
-                      "input_op_ids = [(38,0), (39,0)]", None, 0),
+    (
+        30,
+        480,
+        59,
+        A1,
+        "aten::linear, seq = 12, op_id = 40, sizes = [[32, 512], [512, 512], []], input_op_ids = [(38,0), (39,0)]",
+        None,
+        0,
+    ),
     (40, 470, 59, A1, "aten::mm, seq = 12, op_id = 41, sizes = [[32, 512], [512, 512]]", None, 0),
     (600, 900, 59, A1, "layer:FFN", None, 0),
     (610, 890, 59, A1, "aten::relu, seq = 13, op_id = 43, sizes = [[32, 512]]", None, 0),
@@ -85,38 +106,55 @@ def build_export(path, legacy=False, nvtx_rows=NVTX, reverse=False):
             continue
         values = (start, end, kind, None, text, tid, domain) + (() if legacy else (text_id, None))
         # CAST stores bytes as TEXT as they are, as an exporter writing Latin-1 does.
-        db.execute(f"INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, CAST(? AS TEXT){', ?' * (len(values) - 5)})",
-                   values)
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT, globalTid INT, "
-               "correlationId INT, nameId INT, returnValue INT, callchainId INT)")
+        db.execute(f"INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, ?, CAST(? AS TEXT){', ?' * (len(values) - 5)})", values)
+    db.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT, globalTid INT, "
+        "correlationId INT, nameId INT, returnValue INT, callchainId INT)"
+    )
     db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, 0, NULL)", order(RUNTIME))
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, contextId INT, "
-               "streamId INT, correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT, "
-               "gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT, registersPerThread INT, "
-               "staticSharedMemory INT, dynamicSharedMemory INT, graphNodeId INT, dlprofExtra TEXT)")
+    db.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, contextId INT, "
+        "streamId INT, correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT, "
+        "gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT, registersPerThread INT, "
+        "staticSharedMemory INT, dynamicSharedMemory INT, graphNodeId INT, dlprofExtra TEXT)"
+    )
     for start, end, device, stream, corr, gpid, name, grid, block in order(KERNELS):
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                   "32, 0, 1024, NULL, 'x')", (start, end, device, stream, corr, gpid, name, name, *grid, *block))
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT, end INT, deviceId INT, streamId INT, "
-               "correlationId INT, globalPid INT, bytes INT, copyKind INT)")
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "32, 0, 1024, NULL, 'x')",
+            (start, end, device, stream, corr, gpid, name, name, *grid, *block),
+        )
+    db.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INT, end INT, deviceId INT, streamId INT, "
+        "correlationId INT, globalPid INT, bytes INT, copyKind INT)"
+    )
     db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (1130, 1140, 0, 7, 3, ?, 4096, 1)", (gtid(100, 0),))
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INT, end INT, deviceId INT, streamId INT, "
-               "correlationId INT, globalPid INT, bytes INT, value INT)")
+    db.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INT, end INT, deviceId INT, streamId INT, "
+        "correlationId INT, globalPid INT, bytes INT, value INT)"
+    )
     db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (2640, 2645, 0, 7, 5, ?, 2048, 0)", (gtid(100, 0),))
     if legacy:
         db.execute("CREATE TABLE TARGET_INFO_GPU (vmId INT, deviceId INT, name TEXT, busLocation TEXT, isDiscrete INT)")
         db.executemany("INSERT INTO TARGET_INFO_GPU VALUES (1, ?, 'A100-PCIE-40GB', '', 1)", [(0,), (1,)])
-        db.execute("CREATE TABLE TARGET_INFO_CUDA_GPU (deviceId INT, computeCapabilityMajor INT, "
-                   "computeCapabilityMinor INT, numMultiprocessors INT, globalMemorySize INT, pid INT)")
+        db.execute(
+            "CREATE TABLE TARGET_INFO_CUDA_GPU (deviceId INT, computeCapabilityMajor INT, "
+            "computeCapabilityMinor INT, numMultiprocessors INT, globalMemorySize INT, pid INT)"
+        )
         db.executemany("INSERT INTO TARGET_INFO_CUDA_GPU VALUES (?, 8, 0, 108, 42505273344, 1)", [(0,), (1,)])
     else:
-        db.execute("CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT, busLocation TEXT, totalMemory INT, smCount INT, "
-                   "computeMajor INT, computeMinor INT, cuDevice INT, uuid TEXT, chipName TEXT)")
-        db.executemany("INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'u', 'GH100')", [
-            (0, "NVIDIA H100", "0000:01:00.0", 85e9, 132, 9, 0, 0),
-            (1, "NVIDIA H100", "0000:02:00.0", 85e9, 132, 9, 0, 1),
-            (2, "Microsoft Basic Render Driver", "", 0, 0, 0, 0, 0),
-        ])
+        db.execute(
+            "CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT, busLocation TEXT, totalMemory INT, smCount INT, "
+            "computeMajor INT, computeMinor INT, cuDevice INT, uuid TEXT, chipName TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'u', 'GH100')",
+            [
+                (0, "NVIDIA H100", "0000:01:00.0", 85e9, 132, 9, 0, 0),
+                (1, "NVIDIA H100", "0000:02:00.0", 85e9, 132, 9, 0, 1),
+                (2, "Microsoft Basic Render Driver", "", 0, 0, 0, 0, 0),
+            ],
+        )
         db.execute("CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INT, cudaId INT, pid INT)")
         db.executemany("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (?, 0, ?)", [(0, 100), (1, 200)])
         db.execute("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)")
@@ -171,10 +209,17 @@ def test_kernels_and_memory_operations(profile):
         ("mm_backward_kernel", 2040, 100, 0, 7, 4),
         ("orphan_kernel", 2900, 100, 0, 7, 7),
     ]
-    assert (k[0].grid, k[0].block, k[0].registers, k[0].shared_dynamic, k[0].graph_node_id) == ((4, 1, 1), (128, 1, 1),
-                                                                                               32, 1024, 0)
+    assert (k[0].grid, k[0].block, k[0].registers, k[0].shared_dynamic, k[0].graph_node_id) == (
+        (4, 1, 1),
+        (128, 1, 1),
+        32,
+        1024,
+        0,
+    )
     assert [(m.kind, m.copy_kind, m.bytes, m.pid) for m in profile.records.memops] == [
-        ("memcpy", "HtoD", 4096, 100), ("memset", "", 2048, 100)]
+        ("memcpy", "HtoD", 4096, 100),
+        ("memset", "", 2048, 100),
+    ]
 
 
 def test_ranges(profile):
@@ -192,9 +237,10 @@ def test_ranges(profile):
 
 def test_devices(profile):
     # The display adapter (compute capability 0.0) is left out.
-    assert [(d.id, d.name, d.compute_capability, d.sm_count, d.extra["used"], d.extra["cuda_id_by_pid"])
-            for d in profile.records.devices] == [(0, "NVIDIA H100", (9, 0), 132, True, {100: 0}),
-                                                  (1, "NVIDIA H100", (9, 0), 132, True, {200: 0})]
+    assert [
+        (d.id, d.name, d.compute_capability, d.sm_count, d.extra["used"], d.extra["cuda_id_by_pid"])
+        for d in profile.records.devices
+    ] == [(0, "NVIDIA H100", (9, 0), 132, True, {100: 0}), (1, "NVIDIA H100", (9, 0), 132, True, {200: 0})]
 
 
 def _op_of(profile, kernel):
@@ -229,7 +275,9 @@ def test_legacy_layout(tmp_path):
     assert p.meta["export"] == {}
     # Compute capability, SMs and memory come from TARGET_INFO_CUDA_GPU in this layout.
     assert [(d.id, d.compute_capability, d.sm_count, d.memory_bytes) for d in r.devices] == [
-        (0, (8, 0), 108, 42505273344), (1, (8, 0), 108, 42505273344)]
+        (0, (8, 0), 108, 42505273344),
+        (1, (8, 0), 108, 42505273344),
+    ]
     assert (len(r.kernels), len(r.apis), len(r.ops)) == (5, 6, 10)
     assert "data loading" not in [x.name for x in r.ranges]  # no textId column in this layout
 
@@ -299,7 +347,7 @@ def test_truncated_and_corrupt_exports(export, tmp_path):
     assert "truncated SQLite database" in _error(truncated)
     corrupt = tmp_path / "corrupt.sqlite"
     page = int.from_bytes(data[16:18], "big")
-    corrupt.write_bytes(data[:100] + b"\xff" * (2 * page - 100) + data[2 * page:])  # schema and page 2 overwritten
+    corrupt.write_bytes(data[:100] + b"\xff" * (2 * page - 100) + data[2 * page :])  # schema and page 2 overwritten
     assert "SQLite database" in _error(corrupt)
 
 
@@ -327,26 +375,46 @@ def _altered(export, tmp_path, *statements):
 
 def test_null_launch_dimensions_read_as_not_recorded(export, tmp_path):
     # A NULL grid or block size reads 0, as a column the layout lacks does.
-    path = _altered(export, tmp_path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = NULL, blockZ = NULL, "
-                                      "registersPerThread = NULL WHERE correlationId = 2")
+    path = _altered(
+        export,
+        tmp_path,
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = NULL, blockZ = NULL, "
+        "registersPerThread = NULL WHERE correlationId = 2",
+    )
     relu = load_nsys(path).records.kernels[2]
     assert (relu.name, relu.grid, relu.block, relu.registers) == ("relu_kernel", (0, 1, 1), (256, 1, 0), 0)
 
 
-@pytest.mark.parametrize("statement, problem", [
-    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL WHERE correlationId = 2",
-     "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: start is NULL, expected an integer"),
-    ("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = NULL WHERE correlationId = 4",
-     "CUPTI_ACTIVITY_KIND_RUNTIME rowid 5: end is NULL, expected an integer"),
-    ("UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET start = NULL",
-     "CUPTI_ACTIVITY_KIND_MEMSET rowid 1: start is NULL, expected an integer"),
-    # rowid 9, a domain's creation, has no start either: it is not a range, and not blamed
-    ("UPDATE NVTX_EVENTS SET start = NULL WHERE text = 'warmup'", "NVTX_EVENTS rowid 10: start is NULL, expected an integer"),
-    ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = 'host-a' WHERE correlationId = 2",
-     "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: globalPid is text 'host-a', expected an integer"),
-    ("UPDATE NVTX_EVENTS SET globalTid = 'main' WHERE text = 'warmup'",
-     "NVTX_EVENTS rowid 10: globalTid is text 'main', expected an integer"),
-])
+@pytest.mark.parametrize(
+    "statement, problem",
+    [
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL WHERE correlationId = 2",
+            "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: start is NULL, expected an integer",
+        ),
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = NULL WHERE correlationId = 4",
+            "CUPTI_ACTIVITY_KIND_RUNTIME rowid 5: end is NULL, expected an integer",
+        ),
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET start = NULL",
+            "CUPTI_ACTIVITY_KIND_MEMSET rowid 1: start is NULL, expected an integer",
+        ),
+        # rowid 9, a domain's creation, has no start either: it is not a range, and not blamed
+        (
+            "UPDATE NVTX_EVENTS SET start = NULL WHERE text = 'warmup'",
+            "NVTX_EVENTS rowid 10: start is NULL, expected an integer",
+        ),
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = 'host-a' WHERE correlationId = 2",
+            "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: globalPid is text 'host-a', expected an integer",
+        ),
+        (
+            "UPDATE NVTX_EVENTS SET globalTid = 'main' WHERE text = 'warmup'",
+            "NVTX_EVENTS rowid 10: globalTid is text 'main', expected an integer",
+        ),
+    ],
+)
 def test_ill_typed_values_are_a_format_error(export, tmp_path, statement, problem):
     path = _altered(export, tmp_path, statement)
     assert _error(path) == f"{path}: {problem}"
@@ -400,8 +468,16 @@ def test_real_export_counts(shared_data, name):
     p = load_nsys(shared_data / "nsys" / name)
     summary = correlate(p)
     r = p.records
-    assert (len(r.kernels), len(r.apis), len(r.memops), len(r.ops), len(r.ranges), len(r.devices),
-            summary.kernels_with_launch, summary.kernels_with_op) == REAL[name]
+    assert (
+        len(r.kernels),
+        len(r.apis),
+        len(r.memops),
+        len(r.ops),
+        len(r.ranges),
+        len(r.devices),
+        summary.kernels_with_launch,
+        summary.kernels_with_op,
+    ) == REAL[name]
     assert p.meta["source"] == "nsys"
 
 
@@ -419,7 +495,11 @@ def test_real_multi_gpu_export_keeps_idle_gpus(shared_data):
     p = load_nsys(shared_data / "nsys" / "nsys2024.5_cloverleaf_cuda_a100x4.sqlite")
     # SELECT id, cuDevice FROM TARGET_INFO_GPU: 4 A100s; SELECT DISTINCT deviceId FROM ..._KERNEL: 0 only.
     assert [(d.id, d.extra["used"], d.extra["cuda_device"]) for d in p.records.devices] == [
-        (0, True, 3), (1, False, 2), (2, False, 1), (3, False, 0)]
+        (0, True, 3),
+        (1, False, 2),
+        (2, False, 1),
+        (3, False, 0),
+    ]
     assert p.meta["export"]["EXPORT_SCHEMA_VERSION"] == "3.13.2"
 
 
@@ -460,25 +540,44 @@ def test_real_emit_nvtx_kernels(shared_data):
     # Kernels in start order; checked against NVTX_EVENTS: correlationId 534's cudaLaunchKernel starts at
     # 2792634095, inside "aten::cudnn_convolution, seq = 0" [2791200266, 2793578104]; the add_ kernel
     # (correlationId 663, launch at 2793645312) inside "aten::add_, seq = 2" [2793617606, 2793654981].
-    assert row(0) == ("void cudnn::detail::implicit_con", "aten::cudnn_convolution", "fwd", 0,
-                      conv + " > aten::cudnn_convolution", ("dummy_network.py:25", "dummy_network.py:41"))
-    assert row(23) == ("void at::native::unrolled_elemen", "aten::add_", "fwd", 2, conv + " > aten::add_",
-                       ("dummy_network.py:25", "dummy_network.py:41"))
+    assert row(0) == (
+        "void cudnn::detail::implicit_con",
+        "aten::cudnn_convolution",
+        "fwd",
+        0,
+        conv + " > aten::cudnn_convolution",
+        ("dummy_network.py:25", "dummy_network.py:41"),
+    )
+    assert row(23) == (
+        "void at::native::unrolled_elemen",
+        "aten::add_",
+        "fwd",
+        2,
+        conv + " > aten::add_",
+        ("dummy_network.py:25", "dummy_network.py:41"),
+    )
     assert row(24)[1:4] == ("aten::cudnn_convolution", "fwd", 3)  # second conv: "aten::conv2d, seq = 3"
     assert row(45)[1:4] == ("aten::add_", "fwd", 5)
     conv_call = r.ops[r.ops[r.ops[r.kernels[0].op].parent].parent]
     while conv_call.parent != NO_LINK:
         conv_call = r.ops[conv_call.parent]
     assert (conv_call.name, conv_call.mod, conv_call.inputs[:2]) == (
-        "conv2d", "torch.nn.functional", (TensorMeta((1, 3, 32, 32), "float32"), TensorMeta((6, 3, 3, 3), "float32")))
+        "conv2d",
+        "torch.nn.functional",
+        (TensorMeta((1, 3, 32, 32), "float32"), TensorMeta((6, 3, 3, 3), "float32")),
+    )
 
 
 def test_reading_never_writes(export):
     """The export is opened read-only: its bytes and mtime are unchanged and no journal appears beside it
     (a chmod 0o444 test cannot fail when the tests run as root)."""
+
     def state():
-        return (export.stat().st_mtime_ns, hashlib.sha256(export.read_bytes()).hexdigest(),
-                sorted(p.name for p in export.parent.iterdir()))
+        return (
+            export.stat().st_mtime_ns,
+            hashlib.sha256(export.read_bytes()).hexdigest(),
+            sorted(p.name for p in export.parent.iterdir()),
+        )
 
     before = state()
     load_nsys(export)

@@ -30,12 +30,22 @@ from pyprof_live.records import NO_LINK, TensorMeta, Unknown
 
 
 def test_current_pytorch_op_with_every_field():
-    m = parse_marker("aten::addmm, seq = 12, op_id = 40, sizes = [[512], [32, 512], [512, 512], [], []], "
-                     "input_op_ids = [(38,0), (39,0)]")
+    m = parse_marker(
+        "aten::addmm, seq = 12, op_id = 40, sizes = [[512], [32, 512], [512, 512], [], []], "
+        "input_op_ids = [(38,0), (39,0)]"
+    )
     assert m == Marker(
-        "op", "aten::addmm", seq=12, op_id=40,
-        inputs=(TensorMeta((512,)), TensorMeta((32, 512)), TensorMeta((512, 512)),
-                Unknown("no shape recorded"), Unknown("no shape recorded")),
+        "op",
+        "aten::addmm",
+        seq=12,
+        op_id=40,
+        inputs=(
+            TensorMeta((512,)),
+            TensorMeta((32, 512)),
+            TensorMeta((512, 512)),
+            Unknown("no shape recorded"),
+            Unknown("no shape recorded"),
+        ),
     )  # input_op_ids (graph edges) is matched but not kept: no record field holds it
 
 
@@ -58,7 +68,8 @@ def test_backward_nodes_carry_the_forward_sequence_number_as_altseq():
     assert parse_marker("AddmmBackward0, seq = 12, op_id = 55") == Marker("node", "AddmmBackward0", altseq=12, op_id=55)
     assert parse_marker("NllLossBackward, seq = 128") == Marker("node", "NllLossBackward", altseq=128)
     assert parse_marker("torch::autograd::CopyBackwards, seq = 92") == Marker(
-        "node", "torch::autograd::CopyBackwards", altseq=92)
+        "node", "torch::autograd::CopyBackwards", altseq=92
+    )
     # AccumulateGrad has no sequence number (UINT64_MAX prints as none); GraphRoot has no forward op.
     assert parse_marker("torch::autograd::AccumulateGrad") == Marker("node", "torch::autograd::AccumulateGrad")
     assert parse_marker("torch::autograd::GraphRoot, seq = 129") == Marker("node", "torch::autograd::GraphRoot")
@@ -81,8 +92,15 @@ def test_pytorch_1_0_forms():
 
 
 def test_texts_that_are_not_emit_nvtx():
-    for text in ("", "step 0", "aten::mm, seq = x", "aten::mm, seq = 3, extra = 1", "aten::mm, sizes = [[1, 2]",
-                 ", seq = 3", "layer:"):
+    for text in (
+        "",
+        "step 0",
+        "aten::mm, seq = x",
+        "aten::mm, seq = 3, extra = 1",
+        "aten::mm, sizes = [[1, 2]",
+        ", seq = 3",
+        "layer:",
+    ):
         assert parse_marker(text) is None, text
 
 
@@ -97,21 +115,25 @@ def test_layer_names_keep_everything_after_the_prefix():
 # --- PyProf / DLProf dict markers ------------------------------------------------------------------
 
 # Texts taken from nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite (DLProf 2022, funcStack variant).
-TRACE = ("{'traceMarker': ['dummy_network.py:41', '/home/u/.local/lib/python3.6/site-packages/torch/nn/modules/"
-         "module.py:1102', 'dummy_network.py:25', '/home/u/.local/lib/python3.6/site-packages/torch/nn/modules/"
-         "conv.py:446', '/home/u/.local/lib/python3.6/site-packages/apex/pyprof/nvtx/nvmarker.py:95'], "
-         "'funcStack': '/<module>/forward/conv2d'}")
-CONV_ARGS = ("{'mod': 'torch.nn.functional', 'op': 'conv2d', 'callid': 7, 'input_callids': [], 'args': ["
-             "{'name': '', 'type': 'tensor', 'shape': (1, 3, 32, 32), 'dtype': 'float32'}, "
-             "{'name': '', 'type': 'tensor', 'shape': (6, 3, 3, 3), 'dtype': 'float32'}, "
-             "{'name': '', 'type': 'tensor', 'shape': (6,), 'dtype': 'float32'}, "
-             "{'name': '', 'type': 'tuple', 'value': (1, 1)}, "
-             "{'name': 'padding', 'type': 'list', 'value': [0, 0]}, "
-             "{'name': 'dilation', 'type': 'int', 'value': 1}, "
-             "{'name': 'eps', 'type': 'float', 'value': 'inf'}, "
-             "{'name': 'inplace', 'type': 'bool', 'value': False}, "
-             "{'name': 'out', 'type': 'NoneType', 'value': None}, "
-             "{'name': 'reduction', 'type': 'str', 'value': 'it\\'s mean'}]}")
+TRACE = (
+    "{'traceMarker': ['dummy_network.py:41', '/home/u/.local/lib/python3.6/site-packages/torch/nn/modules/"
+    "module.py:1102', 'dummy_network.py:25', '/home/u/.local/lib/python3.6/site-packages/torch/nn/modules/"
+    "conv.py:446', '/home/u/.local/lib/python3.6/site-packages/apex/pyprof/nvtx/nvmarker.py:95'], "
+    "'funcStack': '/<module>/forward/conv2d'}"
+)
+CONV_ARGS = (
+    "{'mod': 'torch.nn.functional', 'op': 'conv2d', 'callid': 7, 'input_callids': [], 'args': ["
+    "{'name': '', 'type': 'tensor', 'shape': (1, 3, 32, 32), 'dtype': 'float32'}, "
+    "{'name': '', 'type': 'tensor', 'shape': (6, 3, 3, 3), 'dtype': 'float32'}, "
+    "{'name': '', 'type': 'tensor', 'shape': (6,), 'dtype': 'float32'}, "
+    "{'name': '', 'type': 'tuple', 'value': (1, 1)}, "
+    "{'name': 'padding', 'type': 'list', 'value': [0, 0]}, "
+    "{'name': 'dilation', 'type': 'int', 'value': 1}, "
+    "{'name': 'eps', 'type': 'float', 'value': 'inf'}, "
+    "{'name': 'inplace', 'type': 'bool', 'value': False}, "
+    "{'name': 'out', 'type': 'NoneType', 'value': None}, "
+    "{'name': 'reduction', 'type': 'str', 'value': 'it\\'s mean'}]}"
+)
 
 
 def test_trace_marker_keeps_user_frames_innermost_first():
@@ -121,10 +143,20 @@ def test_trace_marker_keeps_user_frames_innermost_first():
 def test_argument_marker_becomes_a_wrapped_call_with_typed_arguments():
     m = parse_marker(CONV_ARGS)
     assert (m.kind, m.name, m.mod) == ("function", "conv2d", "torch.nn.functional")
-    assert m.inputs == (TensorMeta((1, 3, 32, 32), "float32"), TensorMeta((6, 3, 3, 3), "float32"),
-                        TensorMeta((6,), "float32"), (1, 1))
-    assert m.kwargs == (("padding", (0, 0)), ("dilation", 1), ("eps", "inf"), ("inplace", False), ("out", None),
-                        ("reduction", "it's mean"))
+    assert m.inputs == (
+        TensorMeta((1, 3, 32, 32), "float32"),
+        TensorMeta((6, 3, 3, 3), "float32"),
+        TensorMeta((6,), "float32"),
+        (1, 1),
+    )
+    assert m.kwargs == (
+        ("padding", (0, 0)),
+        ("dilation", 1),
+        ("eps", "inf"),
+        ("inplace", False),
+        ("out", None),
+        ("reduction", "it's mean"),
+    )
 
 
 def test_module_marker_gives_the_module_repr():
@@ -133,16 +165,27 @@ def test_module_marker_gives_the_module_repr():
 
 
 def test_ndarray_and_unreadable_arguments():
-    m = parse_marker("{'mod': 'torch', 'op': 'from_numpy', 'args': [{'name': '', 'type': 'ndarray', "
-                     "'shape': (2, 2), 'dtype': 'float64'}, {'name': '', 'type': 'device'}, 5]}")
+    m = parse_marker(
+        "{'mod': 'torch', 'op': 'from_numpy', 'args': [{'name': '', 'type': 'ndarray', "
+        "'shape': (2, 2), 'dtype': 'float64'}, {'name': '', 'type': 'device'}, 5]}"
+    )
     assert m.inputs == (TensorMeta((2, 2), "float64"), Unknown("device"), Unknown("unreadable argument"))
 
 
 def test_dicts_that_are_not_pyprof_markers():
-    for text in ('{"model_config": {"emit_nvtx": true}}',  # DLProf's JSON config marker: `true` is not Python
-                 "{'mod': 'x'", "{'op': 'conv2d', 'args': []}", "{[1]: 2}", "{'mod': 1, 'op': 'x'}",
-                 "{'traceMarker': 'a.py:1'}", "{'mod': 'torch', 'op': 'x', 'args': 3}", "{'a': 1} 2",
-                 "{ForeignNode[/ConstantOfShape_3_output_0.../ScatterND_23]}", "[" * 5000, "{'a': '\\U99999999'}"):
+    for text in (
+        '{"model_config": {"emit_nvtx": true}}',  # DLProf's JSON config marker: `true` is not Python
+        "{'mod': 'x'",
+        "{'op': 'conv2d', 'args': []}",
+        "{[1]: 2}",
+        "{'mod': 1, 'op': 'x'}",
+        "{'traceMarker': 'a.py:1'}",
+        "{'mod': 'torch', 'op': 'x', 'args': 3}",
+        "{'a': 1} 2",
+        "{ForeignNode[/ConstantOfShape_3_output_0.../ScatterND_23]}",
+        "[" * 5000,
+        "{'a': '\\U99999999'}",
+    ):
         assert parse_marker(text) is None, text[:40]
 
 
@@ -213,10 +256,24 @@ def test_context_ranges_fold_into_the_ops_they_enclose():
     ]
     ops, ranges = records_from_ranges(rows, THREADS, DOMAINS)
     assert [(o.name, o.kind, o.seq, o.external_id, o.layer, o.callsite, o.module) for o in ops] == [
-        ("conv2d", "function", NO_LINK, NO_LINK, ("Encoder",), ("dummy_network.py:25", "dummy_network.py:41"),
-         "Conv2d(3, 6, kernel_size=(3, 3))"),
-        ("aten::conv2d", "op", 0, 9, ("Encoder",), ("dummy_network.py:25", "dummy_network.py:41"),
-         "Conv2d(3, 6, kernel_size=(3, 3))"),
+        (
+            "conv2d",
+            "function",
+            NO_LINK,
+            NO_LINK,
+            ("Encoder",),
+            ("dummy_network.py:25", "dummy_network.py:41"),
+            "Conv2d(3, 6, kernel_size=(3, 3))",
+        ),
+        (
+            "aten::conv2d",
+            "op",
+            0,
+            9,
+            ("Encoder",),
+            ("dummy_network.py:25", "dummy_network.py:41"),
+            "Conv2d(3, 6, kernel_size=(3, 3))",
+        ),
         ("aten::relu", "op", 4, NO_LINK, (), (), ""),  # another thread: none of main's context
         ("aten::relu", "op", 1, NO_LINK, ("Encoder", "FFN"), (), ""),  # the trace range ended at 500
         ("aten::empty", "op", NO_LINK, NO_LINK, (), (), ""),
@@ -248,8 +305,10 @@ def test_start_end_ranges_never_become_ops():
 
 
 def test_rows_out_of_order_are_refused():
-    for rows in ([(5, 9, "main", "a", 0, PUSH_POP), (4, 9, "main", "b", 0, PUSH_POP)],
-                 [(5, 6, "main", "child", 0, PUSH_POP), (5, 9, "main", "parent", 0, PUSH_POP)]):
+    for rows in (
+        [(5, 9, "main", "a", 0, PUSH_POP), (4, 9, "main", "b", 0, PUSH_POP)],
+        [(5, 6, "main", "child", 0, PUSH_POP), (5, 9, "main", "parent", 0, PUSH_POP)],
+    ):
         with pytest.raises(RangesOutOfOrder):
             records_from_ranges(rows, THREADS, DOMAINS)
 
@@ -261,8 +320,11 @@ def test_input_op_ids_alone_still_make_an_op():
 
 def test_texts_of_any_column_type_become_range_names():
     # An untyped SQLite column can hold a number, bytes, or NULL as an NVTX text.
-    rows = [(0, 9, "main", 42, 0, PUSH_POP), (1, 8, "main", b"aten::mm, seq = 3", 0, PUSH_POP),
-            (2, 7, "main", None, 0, PUSH_POP)]
+    rows = [
+        (0, 9, "main", 42, 0, PUSH_POP),
+        (1, 8, "main", b"aten::mm, seq = 3", 0, PUSH_POP),
+        (2, 7, "main", None, 0, PUSH_POP),
+    ]
     ops, ranges = records_from_ranges(rows, THREADS, DOMAINS)
     assert [(o.name, o.seq) for o in ops] == [("aten::mm", 3)]
     assert [r.name for r in ranges] == ["42", ""]

@@ -17,7 +17,7 @@ import pytest
 
 from pyprof_live.cli import main
 from pyprof_live.profile import Profile
-from pyprof_live.render.files import write_text_atomically
+from pyprof_live.store.files import write_text_atomically
 
 from .export_fixtures import hand_profile
 
@@ -104,8 +104,11 @@ def test_an_open_descriptor_path_is_written_into(tmp_path):
     assert log.read_text() == "before\nnew" and log.stat().st_ino == inode
 
 
-@pytest.mark.parametrize("write", [Profile.save, Profile.export_chrome_trace, Profile.save_html],
-                         ids=["save", "export_chrome_trace", "save_html"])
+@pytest.mark.parametrize(
+    "write",
+    [Profile.save, Profile.export_chrome_trace, Profile.save_html],
+    ids=["save", "export_chrome_trace", "save_html"],
+)
 def test_errors_name_the_users_path_not_the_temp_file(write, tmp_path):
     missing = tmp_path / "missing" / "x.out"
     with pytest.raises(FileNotFoundError) as raised:
@@ -140,13 +143,15 @@ def test_cli_checks_every_output_before_writing_any(saved, tmp_path, capsys):
     trace = tmp_path / "good.json"
     missing = tmp_path / "no" / "dir" / "x.html"
     assert main([str(saved), "--chrome", str(trace), "--html", str(missing)]) == 2
-    assert capsys.readouterr().err == (f"pyprof-live: error: cannot write HTML report {missing}: "
-                                       f"directory {missing.parent} does not exist\n")
+    assert capsys.readouterr().err == (
+        f"pyprof-live: error: cannot write HTML report {missing}: directory {missing.parent} does not exist\n"
+    )
     assert not trace.exists()
     under_a_file = saved / "x.html"
     assert main([str(saved), "--html", str(under_a_file), "--chrome", str(trace)]) == 2
-    assert capsys.readouterr().err == (f"pyprof-live: error: cannot write HTML report {under_a_file}: "
-                                       f"{saved} is not a directory\n")
+    assert capsys.readouterr().err == (
+        f"pyprof-live: error: cannot write HTML report {under_a_file}: {saved} is not a directory\n"
+    )
     assert main([str(saved), "--html", str(tmp_path / "page.html"), "--chrome", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"pyprof-live: error: cannot write Chrome trace {tmp_path}: is a directory\n"
     assert listing(tmp_path) == ["run.pplive"]
@@ -182,8 +187,9 @@ def test_cli_report_to_a_full_stdout_is_one_line_and_exit_code_2(saved, capsys, 
 
 
 def run_cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "pyprof_live", *map(str, args)], stderr=subprocess.PIPE,
-                          text=True, timeout=120, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "pyprof_live", *map(str, args)], stderr=subprocess.PIPE, text=True, timeout=120, **kwargs
+    )
 
 
 @pytest.mark.e2e
@@ -194,8 +200,9 @@ def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path):
     full = tmp_path / "full.txt"
     full.write_bytes(b"x" * limit)
     with open(full, "ab") as stdout:
-        done = run_cli(saved, stdout=stdout,
-                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        done = run_cli(
+            saved, stdout=stdout, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        )
     assert (done.returncode, done.stderr) == (2, "pyprof-live: error: cannot write to stdout: File too large\n")
     read_end, write_end = os.pipe()
     os.close(read_end)
@@ -214,7 +221,11 @@ def test_cli_report_cut_short_by_a_file_size_limit_is_an_error(saved, tmp_path, 
     limit = 200  # bytes; the report is longer
     out = tmp_path / "report.txt"
     with open(out, "wb") as stdout:
-        done = run_cli(saved, stdout=stdout, env={**os.environ, "PYTHONUNBUFFERED": unbuffered},
-                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        done = run_cli(
+            saved,
+            stdout=stdout,
+            env={**os.environ, "PYTHONUNBUFFERED": unbuffered},
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+        )
     assert (done.returncode, done.stderr) == (2, "pyprof-live: error: cannot write to stdout: File too large\n")
     assert out.stat().st_size == limit

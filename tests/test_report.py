@@ -13,9 +13,9 @@ import pytest
 import torch
 
 import pyprof_live
-from pyprof_live.columns import COLUMN_NAMES, COLUMNS
 from pyprof_live.profile import Profile
 from pyprof_live.records import ApiRecord, KernelRecord, OpRecord, TensorMeta
+from pyprof_live.report.columns import COLUMN_NAMES, COLUMNS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -24,17 +24,37 @@ def _gpu_profile():
     """addmm launches two kernels, relu none, one kernel has no op; times in ns, checked by hand below."""
     x, w, b = TensorMeta((32, 64), "float32"), TensorMeta((64, 16), "float32"), TensorMeta((16,), "float32")
     ops = [
-        OpRecord("aten::addmm", 0, 1000, tid=1, inputs=(b, x, w, 1, 1), outputs=(TensorMeta((32, 16), "float32"),),
-                 seq=0, module="Net.fc"),
-        OpRecord("aten::relu", 1000, 1300, tid=1, inputs=(TensorMeta((32, 16), "float32"),),
-                 outputs=(TensorMeta((32, 16), "float32"),), seq=1, module="Net.act"),
+        OpRecord(
+            "aten::addmm",
+            0,
+            1000,
+            tid=1,
+            inputs=(b, x, w, 1, 1),
+            outputs=(TensorMeta((32, 16), "float32"),),
+            seq=0,
+            module="Net.fc",
+        ),
+        OpRecord(
+            "aten::relu",
+            1000,
+            1300,
+            tid=1,
+            inputs=(TensorMeta((32, 16), "float32"),),
+            outputs=(TensorMeta((32, 16), "float32"),),
+            seq=1,
+            module="Net.act",
+        ),
     ]
-    apis = [ApiRecord("cudaLaunchKernel", 100, 150, correlation=1, tid=1),
-            ApiRecord("cudaLaunchKernel", 400, 450, correlation=2, tid=1),
-            ApiRecord("cudaLaunchKernel", 2000, 2050, correlation=3, tid=1)]
-    kernels = [KernelRecord("void gemm_kernel<float>(float*)", 200, 700, correlation=1, grid=(4, 1, 1), block=(128, 1, 1)),
-               KernelRecord("splitKreduce_kernel", 800, 900, correlation=2),
-               KernelRecord("ampere_sgemm_64x64_nn", 2100, 2400, correlation=3)]
+    apis = [
+        ApiRecord("cudaLaunchKernel", 100, 150, correlation=1, tid=1),
+        ApiRecord("cudaLaunchKernel", 400, 450, correlation=2, tid=1),
+        ApiRecord("cudaLaunchKernel", 2000, 2050, correlation=3, tid=1),
+    ]
+    kernels = [
+        KernelRecord("void gemm_kernel<float>(float*)", 200, 700, correlation=1, grid=(4, 1, 1), block=(128, 1, 1)),
+        KernelRecord("splitKreduce_kernel", 800, 900, correlation=2),
+        KernelRecord("ampere_sgemm_64x64_nn", 2100, 2400, correlation=3),
+    ]
     return Profile(ops=ops, apis=apis, kernels=kernels, meta={"source": "test"})
 
 
@@ -145,11 +165,14 @@ def test_failed_save_leaves_no_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"", "file is empty"),
-    (b"\x00\x01garbage" * 10, "not a profile pyprof_live can read"),
-    (b"\x1f\x8b\x08\x00garbage", "damaged gzip data"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"", "file is empty"),
+        (b"\x00\x01garbage" * 10, "not a profile pyprof_live can read"),
+        (b"\x1f\x8b\x08\x00garbage", "damaged gzip data"),
+    ],
+)
 def test_load_rejects_unreadable_files_in_one_line(tmp_path, content, problem):
     path = tmp_path / "bad.bin"
     path.write_bytes(content)
@@ -159,8 +182,9 @@ def test_load_rejects_unreadable_files_in_one_line(tmp_path, content, problem):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "pyprof_live", *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pyprof_live", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.e2e
@@ -189,7 +213,7 @@ def test_params_show_keyword_arguments_once_whichever_layout_the_source_uses():
     live = OpRecord("aten::softmax", 0, 1, overload="int", inputs=(x, -1, None), kwargs=())
     imported = OpRecord("aten::chunk", 0, 1, inputs=(x, 3), kwargs=(("dim", -1),))
     appended = OpRecord("aten::addmm", 0, 1, inputs=(x, x, x, 0.5, 2.0), kwargs=(("beta", 0.5), ("alpha", 2.0)))
-    from pyprof_live.cells import params_text
+    from pyprof_live.render.cells import params_text
 
     assert params_text(live) == "[4,6]fp32 dim=-1"
     assert params_text(imported) == "[4,6]fp32 chunks=3 dim=-1"

@@ -12,9 +12,19 @@ from pyprof_live.records import KernelRecord, OpRecord, TensorMeta
 
 
 def _profile() -> Profile:
-    ops = [OpRecord("aten::addmm", 1000, 4000, tid=5, seq=7, inputs=(TensorMeta((8, 16), "float32"), 1),
-                    module="Net.fc", callsite=("model.py:17",)),
-           OpRecord("aten::relu", 5000, 6000, tid=5, dir="fwd")]
+    ops = [
+        OpRecord(
+            "aten::addmm",
+            1000,
+            4000,
+            tid=5,
+            seq=7,
+            inputs=(TensorMeta((8, 16), "float32"), 1),
+            module="Net.fc",
+            callsite=("model.py:17",),
+        ),
+        OpRecord("aten::relu", 5000, 6000, tid=5, dir="fwd"),
+    ]
     kernels = [KernelRecord("gemm_kernel", 2000, 3000, grid=(4, 1, 1), block=(128, 1, 1))]
     return Profile(ops=ops, kernels=kernels, meta={"source": "test"})
 
@@ -76,18 +86,21 @@ def _missing_required_field(ops):
         del row[at]
 
 
-@pytest.mark.parametrize("damage, problem", [
-    (_cut_fields, "ops: 3 fields named but rows hold 21 values"),
-    (_short_row, "ops: rows of different lengths"),
-    (_every_row_short, "ops: 21 fields named but rows hold 20 values"),
-    (_renamed_field, "ops: unknown field(s) 'thread'"),
-    (_duplicate_field, "ops: field(s) named twice: 'pid'"),
-    (_string_time, "ops.start: values must be int, not str"),
-    (_number_as_name, "ops.name: values must be str, not int"),
-    (_row_not_a_list, "ops: a row is not a list (dict)"),
-    (_link_field_stored, "ops: unknown field(s) 'parent'"),
-    (_missing_required_field, "ops: required field(s) missing: 'start'"),
-])
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (_cut_fields, "ops: 3 fields named but rows hold 21 values"),
+        (_short_row, "ops: rows of different lengths"),
+        (_every_row_short, "ops: 21 fields named but rows hold 20 values"),
+        (_renamed_field, "ops: unknown field(s) 'thread'"),
+        (_duplicate_field, "ops: field(s) named twice: 'pid'"),
+        (_string_time, "ops.start: values must be int, not str"),
+        (_number_as_name, "ops.name: values must be str, not int"),
+        (_row_not_a_list, "ops: a row is not a list (dict)"),
+        (_link_field_stored, "ops: unknown field(s) 'parent'"),
+        (_missing_required_field, "ops: required field(s) missing: 'start'"),
+    ],
+)
 def test_a_damaged_table_is_refused_in_one_line(tmp_path, damage, problem):
     document = _document(tmp_path)
     damage(document["records"]["ops"])
@@ -101,8 +114,11 @@ def test_a_table_that_is_not_fields_and_rows_is_refused(tmp_path):
     document = _document(tmp_path)
     document["records"]["kernels"] = [["gemm_kernel", 2000, 3000]]
     path = _write(tmp_path, document)
-    with pytest.raises(pyprof_live.ProfileFormatError, match=r"damaged\.pplive: saved profile is damaged "
-                                                             r"\(kernels: not a table of fields and rows\)$"):
+    with pytest.raises(
+        pyprof_live.ProfileFormatError,
+        match=r"damaged\.pplive: saved profile is damaged "
+        r"\(kernels: not a table of fields and rows\)$",
+    ):
         pyprof_live.load(path)
 
 
@@ -117,8 +133,9 @@ def test_a_table_without_an_optional_field_loads_with_its_default(tmp_path):
     loaded = pyprof_live.load(_write(tmp_path, document))
     expected = _profile().records.ops
     assert [op.callsite for op in loaded.records.ops] == [(), ()]
-    assert [(op.name, op.start, op.end, op.tid, op.seq, op.inputs, op.module) for op in loaded.records.ops] == \
-        [(op.name, op.start, op.end, op.tid, op.seq, op.inputs, op.module) for op in expected]
+    assert [(op.name, op.start, op.end, op.tid, op.seq, op.inputs, op.module) for op in loaded.records.ops] == [
+        (op.name, op.start, op.end, op.tid, op.seq, op.inputs, op.module) for op in expected
+    ]
 
 
 def test_an_undamaged_file_loads_every_record_as_saved(tmp_path):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kernel_names import uses_tensor_cores
 from ..records import NO_LINK
+from .kernel_names import uses_tensor_cores
 from .peaks import device_peaks
 from .roofline import Roofline, combine_tensor_cores, op_dtype, roofline
 
@@ -82,5 +82,6 @@ class DeviceWork:
         entry = self.by_op.get(i)
         if entry is None or not entry.kernels_total:
             return None
-        return roofline(cost.flops, cost.bytes, entry.kernel_total, self.peak_of(i), op_dtype(self.ops[i]),
-                        entry.tensor_cores)
+        return roofline(
+            cost.flops, cost.bytes, entry.kernel_total, self.peak_of(i), op_dtype(self.ops[i]), entry.tensor_cores
+        )

@@ -27,9 +27,16 @@ from ..formulas import canonical_dtype
 from ..records import TensorMeta
 
 _TENSOR_CORE_FIELD = {
-    "float64": "fp64_tc", "float32": "tf32", "float16": "fp16", "bfloat16": "bf16",
-    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "float8_e4m3fnuz": "fp8", "float8_e5m2fnuz": "fp8",
-    "int8": "int8", "uint8": "int8",
+    "float64": "fp64_tc",
+    "float32": "tf32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+    "float8_e4m3fnuz": "fp8",
+    "float8_e5m2fnuz": "fp8",
+    "int8": "int8",
+    "uint8": "int8",
 }
 _NARROW = frozenset(d for d in _TENSOR_CORE_FIELD if d not in ("float32", "float64"))
 _FLOATING_ORDER = ("float64", "float32", "bfloat16", "float16")
@@ -51,7 +58,7 @@ def op_dtype(op) -> str | None:
     """The dtype an op computes in: its first floating-point tensor input, else its first typed tensor."""
     typed = []
     for value in tuple(op.inputs) + tuple(op.outputs):
-        for meta in ((value,) if isinstance(value, TensorMeta) else value if isinstance(value, tuple) else ()):
+        for meta in (value,) if isinstance(value, TensorMeta) else value if isinstance(value, tuple) else ():
             if isinstance(meta, TensorMeta) and meta.dtype is not None:
                 typed.append(canonical_dtype(meta.dtype))
     for dtype in typed:
@@ -80,8 +87,9 @@ def roofline(flops, bytes_, device_ns: int, peak, dtype: str | None, tensor_core
     compute = flops / (tflops * 1e3)  # TFLOP/s = 1e3 flops per ns
     memory = bytes_ / peak.bandwidth  # GB/s = 1 byte per ns
     ideal = max(compute, memory)
-    return Roofline(ideal, 100.0 * ideal / device_ns, "compute" if compute >= memory else "memory",
-                    compute, memory, math)
+    return Roofline(
+        ideal, 100.0 * ideal / device_ns, "compute" if compute >= memory else "memory", compute, memory, math
+    )
 
 
 def combine_tensor_cores(values) -> bool | None:
@@ -99,7 +107,7 @@ class RooflineSum:
     """Roofline of a group of ops (all calls of one op, one kernel name, one module): sums of ideal and
     of device time over the members that have a roofline."""
 
-    __slots__ = ("ideal", "time", "compute", "memory")
+    __slots__ = ("compute", "ideal", "memory", "time")
 
     def __init__(self):
         self.ideal = self.time = self.compute = self.memory = 0.0
@@ -115,8 +123,11 @@ class RooflineSum:
         """The ``ideal``, ``sol%`` and ``bound`` cells of the group (None when no member had a roofline)."""
         if not self.time:
             return {"ideal": None, "sol%": None, "bound": None}
-        return {"ideal": round(self.ideal), "sol%": round(100.0 * self.ideal / self.time, 1),
-                "bound": "compute" if self.compute >= self.memory else "memory"}
+        return {
+            "ideal": round(self.ideal),
+            "sol%": round(100.0 * self.ideal / self.time, 1),
+            "bound": "compute" if self.compute >= self.memory else "memory",
+        }
 
 
 def cells(line: Roofline | None) -> dict:

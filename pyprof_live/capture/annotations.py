@@ -38,7 +38,7 @@ def pushed(message) -> None:
     message = message if isinstance(message, str) else str(message)
     ctx.nvtx_stack.append((message, _now()))
     if message.startswith(LAYER_PREFIX):
-        ctx.layers = ctx.layers + (message[len(LAYER_PREFIX):],)
+        ctx.layers = ctx.layers + (message[len(LAYER_PREFIX) :],)
 
 
 def popped() -> None:
@@ -51,8 +51,13 @@ def popped() -> None:
     is_layer = message.startswith(LAYER_PREFIX)
     if is_layer and ctx.layers:
         ctx.layers = ctx.layers[:-1]
-    session.add_range(message[len(LAYER_PREFIX):] if is_layer else message, start, _now(), get_ident(),
-                      "layer" if is_layer else "nvtx")
+    session.add_range(
+        message[len(LAYER_PREFIX) :] if is_layer else message,
+        start,
+        _now(),
+        get_ident(),
+        "layer" if is_layer else "nvtx",
+    )
 
 
 def started(range_id, message) -> None:

@@ -14,8 +14,7 @@ import threading
 import torch
 
 _INTERNAL_DIRS = tuple(
-    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-    for m in (torch, sys.modules[__name__.rsplit(".", 2)[0]])
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (torch, sys.modules[__name__.rsplit(".", 2)[0]])
 ) + tuple(os.path.abspath(m.__file__) for m in (contextlib, threading))
 
 _internal_code: dict = {}  # code object -> is it torch/pyprof_live/stdlib plumbing?

@@ -30,8 +30,24 @@ from ..records import NO_LINK, OpRecord, TensorMeta, Unknown
 from . import callsite
 from .recorder import (
     NESTED_TENSOR,
-    R_ARGS, R_DIR, R_END, R_FRAMES, R_OP_INFO, R_GRAD, R_KWARGS, R_LAYERS, R_MODULE, R_NODE,
-    R_ID, R_NODE_SEQ, R_OUT, R_PARAM, R_PEEK, R_START, R_TID, R_VIEW_INPLACE,
+    R_ARGS,
+    R_DIR,
+    R_END,
+    R_FRAMES,
+    R_GRAD,
+    R_ID,
+    R_KWARGS,
+    R_LAYERS,
+    R_MODULE,
+    R_NODE,
+    R_NODE_SEQ,
+    R_OP_INFO,
+    R_OUT,
+    R_PARAM,
+    R_PEEK,
+    R_START,
+    R_TID,
+    R_VIEW_INPLACE,
 )
 
 #: What an in-place op's autograd kernel calls to save its input, after numbering its own node.
@@ -72,8 +88,16 @@ def to_arg(value):
     return Unknown(type(value).__name__)
 
 
-def build_op_records(raw_ops, op_infos, start_peek: int, start_tid: int, last_peek: dict,
-                     frame_cache: dict, function_numbers=frozenset(), resyncs=()) -> list[OpRecord]:
+def build_op_records(
+    raw_ops,
+    op_infos,
+    start_peek: int,
+    start_tid: int,
+    last_peek: dict,
+    frame_cache: dict,
+    function_numbers=frozenset(),
+    resyncs=(),
+) -> list[OpRecord]:
     """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend.
 
     ``last_peek`` (tid -> counter value seen last on that thread) carries over between start/stop
@@ -162,8 +186,13 @@ class _SequenceNumbers:
         enclosing = self.enclosing.pop(tid, None)
         if peek == previous:
             self.copy_slices.pop(tid, None)
-            if (enclosing is not None and may_number and in_place and record.dir != "bwd"
-                    and (tid, enclosing) not in self.function_numbers):
+            if (
+                enclosing is not None
+                and may_number
+                and in_place
+                and record.dir != "bwd"
+                and (tid, enclosing) not in self.function_numbers
+            ):
                 record.seq = enclosing - base
         elif may_number:
             first_new = previous

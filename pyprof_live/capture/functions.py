@@ -82,8 +82,7 @@ class FunctionScopes:
         self._apply = descriptor = Function.__dict__["apply"]
 
         def apply(cls, *args, **kwargs):
-            return _record_call(cls.__name__, cls.__name__, descriptor.__get__(None, cls), args, kwargs,
-                                with_seq=True)
+            return _record_call(cls.__name__, cls.__name__, descriptor.__get__(None, cls), args, kwargs, with_seq=True)
 
         Function.apply = classmethod(apply)
         hook = _checkpoint._recomputation_hook

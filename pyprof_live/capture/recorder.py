@@ -14,8 +14,8 @@ from threading import get_ident
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import callsite
 from ..records import DATALOADER_PREFIX
+from . import callsite
 from .context import context
 
 _Tensor = torch.Tensor
@@ -37,8 +37,24 @@ _SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", "opt"), (DAT
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
-    R_OP_INFO, R_ARGS, R_KWARGS, R_OUT, R_START, R_END, R_TID, R_PEEK, R_GRAD, R_VIEW_INPLACE,
-    R_DIR, R_NODE_SEQ, R_NODE, R_PARAM, R_MODULE, R_LAYERS, R_FRAMES, R_ID,
+    R_OP_INFO,
+    R_ARGS,
+    R_KWARGS,
+    R_OUT,
+    R_START,
+    R_END,
+    R_TID,
+    R_PEEK,
+    R_GRAD,
+    R_VIEW_INPLACE,
+    R_DIR,
+    R_NODE_SEQ,
+    R_NODE,
+    R_PARAM,
+    R_MODULE,
+    R_LAYERS,
+    R_FRAMES,
+    R_ID,
 ) = range(18)
 
 
@@ -109,7 +125,7 @@ def _creates_copy_slices(args) -> bool:
 class _OpInfo:
     """What the recorder needs to know of an OpOverload, computed once per overload."""
 
-    __slots__ = ("name", "overload", "writes_first_arg", "kind", "index")
+    __slots__ = ("index", "kind", "name", "overload", "writes_first_arg")
 
     def __init__(self, func, index: int):
         self.index = index  # what raw tuples hold instead of the OpOverload (an int is not GC-tracked)
@@ -182,34 +198,44 @@ class OpRecorder(TorchDispatchMode):
         frames = callsite.capture(self.stack_depth) if self.stack_depth and direction != "bwd" else ()
         try:
             # tensor_meta inlined for the common cases: this runs for every argument of every op.
-            args_meta = tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else tensor_meta(a)
-                               if type(a) in _SEQUENCES else a for a in args])
+            args_meta = tuple(
+                [
+                    (tuple(a.shape), a.dtype)
+                    if isinstance(a, _Tensor)
+                    else tensor_meta(a)
+                    if type(a) in _SEQUENCES
+                    else a
+                    for a in args
+                ]
+            )
             kwargs_meta = tuple([(k, tensor_meta(v)) for k, v in kwargs.items()]) if kwargs else ()
             out_meta = (tuple(out.shape), out.dtype) if isinstance(out, _Tensor) else tensor_meta(out)
         except RuntimeError:  # a tensor without sizes (nested): describe it, never fail the user's op
             args_meta = tuple([_described(a) for a in args])
             kwargs_meta = tuple([(k, _described(v)) for k, v in kwargs.items()]) if kwargs else ()
             out_meta = _described(out)
-        raw.append((
-            info.index,
-            args_meta,
-            kwargs_meta,
-            out_meta,
-            start,
-            end,
-            get_ident(),
-            peek,
-            grad,
-            view_inplace,
-            direction,
-            node_seq,
-            node,
-            param,
-            ctx.module,
-            ctx.layers,
-            frames,
-            op_id,
-        ))
+        raw.append(
+            (
+                info.index,
+                args_meta,
+                kwargs_meta,
+                out_meta,
+                start,
+                end,
+                get_ident(),
+                peek,
+                grad,
+                view_inplace,
+                direction,
+                node_seq,
+                node,
+                param,
+                ctx.module,
+                ctx.layers,
+                frames,
+                op_id,
+            )
+        )
         return out
 
     def detach(self) -> None:

@@ -19,11 +19,36 @@ Families, one module each: matmul_conv, attention, pointwise, reductions, softma
 losses, embedding, pooling, resampling, indexing, memory, optimizers, rnn, collectives, views.
 """
 
-from . import (attention, collectives, embedding, indexing, losses, matmul_conv, memory, normalization,  # noqa: F401
-               optimizers, pooling, pointwise, reductions, resampling, rnn, softmax, views)
+from . import (
+    attention,
+    collectives,
+    embedding,
+    indexing,
+    losses,
+    matmul_conv,
+    memory,
+    normalization,
+    optimizers,
+    pointwise,
+    pooling,
+    reductions,
+    resampling,
+    rnn,
+    softmax,
+    views,
+)
 from .dtypes import canonical_dtype, itemsize
 from .pointwise import TRANSCENDENTAL
 from .registry import Cost, DuplicateFormulaError, covered_names, evaluate, has_formula, register_flops
 
-__all__ = ["Cost", "DuplicateFormulaError", "TRANSCENDENTAL", "canonical_dtype", "covered_names", "evaluate",
-           "has_formula", "itemsize", "register_flops"]
+__all__ = [
+    "TRANSCENDENTAL",
+    "Cost",
+    "DuplicateFormulaError",
+    "canonical_dtype",
+    "covered_names",
+    "evaluate",
+    "has_formula",
+    "itemsize",
+    "register_flops",
+]

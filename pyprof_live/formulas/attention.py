@@ -41,8 +41,9 @@ def _lse(q_bhsd: tuple) -> TensorMeta:
     return TensorMeta(q_bhsd[:3], "float32")
 
 
-def _sdpa_work(q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=(), writes_lse=True,
-               outputs=()) -> Work:
+def _sdpa_work(
+    q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=(), writes_lse=True, outputs=()
+) -> Work:
     """Forward work given (batch, heads, seq, dim) shapes of q, k, v (one tuple, or a list per sequence)."""
     count = _counts().sdpa_flop_count
     flops = sum(count(*triple) for triple in shapes)
@@ -51,13 +52,15 @@ def _sdpa_work(q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=
     return Work(flops, (q, k, v) + tuple(t for t in extra_reads if t is not None), writes)
 
 
-def _sdpa_backward_work(grad: TensorMeta, q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes,
-                        extra_reads=()) -> Work:
+def _sdpa_backward_work(grad: TensorMeta, q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=()) -> Work:
     """Backward work given (grad_out, q, k, v) shapes in (batch, heads, seq, dim) layout."""
     count = _counts().sdpa_backward_flop_count
     flops = sum(count(*quad) for quad in shapes)
-    return Work(flops, (grad, q, k, v) + tuple(t for t in extra_reads if t is not None),
-                (TensorMeta(q.shape, q.dtype), TensorMeta(k.shape, k.dtype), TensorMeta(v.shape, v.dtype)))
+    return Work(
+        flops,
+        (grad, q, k, v) + tuple(t for t in extra_reads if t is not None),
+        (TensorMeta(q.shape, q.dtype), TensorMeta(k.shape, k.dtype), TensorMeta(v.shape, v.dtype)),
+    )
 
 
 def _recorded(a: OpArgs, count: int) -> tuple:
@@ -107,8 +110,12 @@ _SDPA_BACKWARD = {
 @builtin(*_SDPA_BACKWARD)
 def _sdpa_backward(a: OpArgs) -> Work:
     (grad_at, q_at, k_at, v_at, out_at, lse_at), mask_arg = _SDPA_BACKWARD[a.name]
-    grad, q, k, v = (a.tensor(grad_at, "grad_out"), a.tensor(q_at, "query"), a.tensor(k_at, "key"),
-                     a.tensor(v_at, "value"))
+    grad, q, k, v = (
+        a.tensor(grad_at, "grad_out"),
+        a.tensor(q_at, "query"),
+        a.tensor(k_at, "key"),
+        a.tensor(v_at, "value"),
+    )
     _check_4d(grad, q, k, v)
     mask = a.opt_tensor(*mask_arg) if mask_arg is not None else None
     extra = (a.opt_tensor(out_at, "out"), a.opt_tensor(lse_at, "logsumexp"), mask)
@@ -116,6 +123,7 @@ def _sdpa_backward(a: OpArgs) -> Work:
 
 
 # -- (batch, seq, heads, dim) or packed (tokens, heads, dim) kernels ---------------------------
+
 
 def _bhsd(t: TensorMeta) -> tuple:
     """(batch, seq, heads, dim) -> (batch, heads, seq, dim)."""

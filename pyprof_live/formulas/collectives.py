@@ -13,11 +13,33 @@ from .opargs import OpArgs
 from .registry import builtin
 from .work import NO_WORK, FormulaInputError, Work, elements
 
-_REDUCING = {"allreduce", "allreduce_coalesced", "reduce", "reduce_scatter", "_reduce_scatter_base",
-             "reduce_scatter_tensor_coalesced", "reduce_scatter_base"}
-_MOVING = {"broadcast", "allgather", "_allgather_base", "allgather_coalesced", "allgather_into_tensor_coalesced",
-           "all_gather", "all_gather_into_tensor", "gather", "scatter", "alltoall", "alltoall_base", "all_to_all",
-           "all_to_allv", "send", "recv", "recvAnySource"}
+_REDUCING = {
+    "allreduce",
+    "allreduce_coalesced",
+    "reduce",
+    "reduce_scatter",
+    "_reduce_scatter_base",
+    "reduce_scatter_tensor_coalesced",
+    "reduce_scatter_base",
+}
+_MOVING = {
+    "broadcast",
+    "allgather",
+    "_allgather_base",
+    "allgather_coalesced",
+    "allgather_into_tensor_coalesced",
+    "all_gather",
+    "all_gather_into_tensor",
+    "gather",
+    "scatter",
+    "alltoall",
+    "alltoall_base",
+    "all_to_all",
+    "all_to_allv",
+    "send",
+    "recv",
+    "recvAnySource",
+}
 _SYNCHRONIZING = {"wait", "barrier", "init", "split", "coalesced"}
 
 

@@ -69,8 +69,11 @@ def _embedding_bag(a: OpArgs) -> Work:
     flops = looked_up * dim * (1 + (per_sample is not None)) + (bags * dim if mode == _MEAN else 0)
     reads = (indices, elements(looked_up * dim, table.dtype)) + present(offsets, per_sample)
     recorded = tuple(t for t in (a.output(i) for i in range(4)) if t is not None)
-    writes = recorded or (TensorMeta((bags, dim), table.dtype), TensorMeta((looked_up,), "int64"),
-                          TensorMeta((bags,), "int64")) + ((TensorMeta((bags, dim), "int64"),) if mode == _MAX else ())
+    writes = recorded or (
+        TensorMeta((bags, dim), table.dtype),
+        TensorMeta((looked_up,), "int64"),
+        TensorMeta((bags,), "int64"),
+    ) + ((TensorMeta((bags, dim), "int64"),) if mode == _MAX else ())
     return Work(flops, reads, writes)
 
 
@@ -92,7 +95,8 @@ def _embedding_bag_backward(a: OpArgs) -> Work:
     mode = a.int(mode_at, "mode")
     flops = looked_up * dim * (1 + (per_sample is not None) + (mode == _MEAN))
     reads = (grad, indices, a.tensor(offset2bag_at, "offset2bag"), a.tensor(bag_size_at, "bag_size")) + (
-        (per_sample,) if per_sample is not None else ())
+        (per_sample,) if per_sample is not None else ()
+    )
     if a.name == "aten::_embedding_bag_sparse_backward":
         written = TensorMeta((looked_up, dim), grad.dtype)
     else:

@@ -32,7 +32,7 @@ def _index_select(a: OpArgs) -> Work:
     # index_select(self, dim, index): reads the selected slices only.
     x, index = a.tensor(0, "self"), a.tensor(2, "index")
     dim = normalize_dim(a.int(1, "dim"), len(x.shape))
-    shape = x.shape[:dim] + (numel(index.shape),) + x.shape[dim + 1:] if x.shape else ()
+    shape = x.shape[:dim] + (numel(index.shape),) + x.shape[dim + 1 :] if x.shape else ()
     out = a.output(0) or TensorMeta(shape, x.dtype)
     return Work(0, (index, elements(numel(out.shape), x.dtype)), (out,))
 
@@ -41,23 +41,34 @@ def _index_select(a: OpArgs) -> Work:
 def _gather(a: OpArgs) -> Work:
     # gather(self, dim, index) / take(self, index) / take_along_dim(self, indices, dim): output has index's shape.
     x = a.tensor(0, "self")
-    index = a.tensor(2, "index") if a.name == "aten::gather" else a.tensor(1, "index" if a.name == "aten::take"
-                                                                             else "indices")
+    index = (
+        a.tensor(2, "index")
+        if a.name == "aten::gather"
+        else a.tensor(1, "index" if a.name == "aten::take" else "indices")
+    )
     out = a.output(0) or TensorMeta(index.shape, x.dtype)
     return Work(0, (index, elements(numel(out.shape), x.dtype)), (out,))
 
 
 # scatter(self, dim, index, src | value[, reduce]); scatter_add(self, dim, index, src);
 # scatter_reduce.two(self, dim, index, src, reduce, include_self)
-@builtin("aten::scatter", "aten::scatter_", "aten::scatter_add", "aten::scatter_add_", "aten::scatter_reduce",
-         "aten::scatter_reduce_")
+@builtin(
+    "aten::scatter",
+    "aten::scatter_",
+    "aten::scatter_add",
+    "aten::scatter_add_",
+    "aten::scatter_reduce",
+    "aten::scatter_reduce_",
+)
 def _scatter(a: OpArgs) -> Work:
     x, index = a.tensor(0, "self"), a.tensor(2, "index")
     normalize_dim(a.int(1, "dim"), len(x.shape))
     source = a.tensor_or_value(3, "value" if a.op.overload.startswith("value") else "src")
     moved = numel(index.shape)
     combines = a.name.startswith(("aten::scatter_add", "aten::scatter_reduce")) or a.value(4, "reduce", None) not in (
-        None, "")
+        None,
+        "",
+    )
     reads, writes = _copy_of_self(a, x)
     reads += (index,) + ((elements(moved, source.dtype),) if isinstance(source, TensorMeta) else ())
     if combines:  # reads the destination elements it combines with
@@ -67,8 +78,16 @@ def _scatter(a: OpArgs) -> Work:
 
 
 # index_add(self, dim, index, source, alpha); index_copy(self, dim, index, source); index_fill(self, dim, index, value)
-@builtin("aten::index_add", "aten::index_add_", "aten::index_copy", "aten::index_copy_", "aten::index_fill",
-         "aten::index_fill_", "aten::index_reduce", "aten::index_reduce_")
+@builtin(
+    "aten::index_add",
+    "aten::index_add_",
+    "aten::index_copy",
+    "aten::index_copy_",
+    "aten::index_fill",
+    "aten::index_fill_",
+    "aten::index_reduce",
+    "aten::index_reduce_",
+)
 def _index_add(a: OpArgs) -> Work:
     x, index = a.tensor(0, "self"), a.tensor(2, "index")
     dim = normalize_dim(a.int(1, "dim"), len(x.shape))
@@ -117,8 +136,8 @@ def _advanced_index_shape(x: TensorMeta, indices: tuple) -> tuple:
     rest = x.shape[cursor:]
     adjacent = positions == list(range(positions[0], positions[-1] + 1)) if positions else True
     if adjacent and positions:
-        before = sum(kept[:positions[0]], ())
-        after = sum(kept[positions[0]:], ())
+        before = sum(kept[: positions[0]], ())
+        after = sum(kept[positions[0] :], ())
         return before + broadcast + after + rest
     return broadcast + sum(kept, ()) + rest
 
@@ -163,8 +182,11 @@ def _masked_scatter(a: OpArgs) -> Work:
     x, mask, source = a.tensor(0, "self"), a.tensor(1, "mask"), a.tensor(2, "source")
     touched = min(numel(broadcast_shapes(x.shape, mask.shape)), numel(source.shape))
     reads, writes = _copy_of_self(a, x)
-    return Work(0, reads + (mask, elements(touched, source.dtype)),
-                writes + ((elements(touched, x.dtype),) if a.inplace else ()))
+    return Work(
+        0,
+        reads + (mask, elements(touched, source.dtype)),
+        writes + ((elements(touched, x.dtype),) if a.inplace else ()),
+    )
 
 
 @builtin("aten::nonzero", "aten::argwhere", "aten::nonzero_static")
@@ -187,12 +209,13 @@ def _cat(a: OpArgs) -> Work:
     if not parts:
         return Work(0, tensors, (a.output(0) or TensorMeta((0,), tensors[0].dtype if tensors else None),))
     dim = normalize_dim(a.int(1, "dim", 0), len(parts[0].shape))
-    shape = parts[0].shape[:dim] + (sum(t.shape[dim] for t in parts),) + parts[0].shape[dim + 1:]
+    shape = parts[0].shape[:dim] + (sum(t.shape[dim] for t in parts),) + parts[0].shape[dim + 1 :]
     return Work(0, tuple(parts), (a.output(0) or TensorMeta(shape, parts[0].dtype),))
 
 
-@builtin("aten::stack", "aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack",
-         "aten::flatten_dense_tensors")
+@builtin(
+    "aten::stack", "aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack", "aten::flatten_dense_tensors"
+)
 def _stack(a: OpArgs) -> Work:
     # Every input read, an output with all their elements written.
     tensors = a.tensor_list(0, "tensors")
@@ -201,15 +224,28 @@ def _stack(a: OpArgs) -> Work:
     return Work(0, tensors, (a.output(0) or elements(sum(numel(t.shape) for t in tensors), tensors[0].dtype),))
 
 
-@builtin("aten::flip", "aten::roll", "aten::tril", "aten::tril_", "aten::triu", "aten::triu_", "aten::rot90",
-         "aten::fliplr", "aten::flipud", "aten::narrow_copy", "aten::pixel_shuffle", "aten::pixel_unshuffle",
-         "aten::channel_shuffle", "aten::native_channel_shuffle")
+@builtin(
+    "aten::flip",
+    "aten::roll",
+    "aten::tril",
+    "aten::tril_",
+    "aten::triu",
+    "aten::triu_",
+    "aten::rot90",
+    "aten::fliplr",
+    "aten::flipud",
+    "aten::narrow_copy",
+    "aten::pixel_shuffle",
+    "aten::pixel_unshuffle",
+    "aten::channel_shuffle",
+    "aten::native_channel_shuffle",
+)
 def _permuting_copy(a: OpArgs) -> Work:
     # A reordered (or masked, for tril/triu) copy: output has self's element count.
     x = a.tensor(0, "self")
     if a.name == "aten::narrow_copy":
         dim = normalize_dim(a.int(1, "dim"), len(x.shape))
-        shape = x.shape[:dim] + (a.int(3, "length"),) + x.shape[dim + 1:]
+        shape = x.shape[:dim] + (a.int(3, "length"),) + x.shape[dim + 1 :]
         return Work(0, (elements(numel(shape), x.dtype),), (a.output(0) or TensorMeta(shape, x.dtype),))
     out = x if a.inplace else a.output(0) or TensorMeta(x.shape, x.dtype)
     return Work(0, (x,), (out,))
@@ -230,9 +266,17 @@ def _repeat(a: OpArgs) -> Work:
 
 
 # constant_pad_nd(self, pad, value); reflection_pad2d(self, padding); replication_pad2d(self, padding)
-@builtin("aten::constant_pad_nd", "aten::pad", "aten::reflection_pad1d", "aten::reflection_pad2d",
-         "aten::reflection_pad3d", "aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d",
-         "aten::_pad_circular")
+@builtin(
+    "aten::constant_pad_nd",
+    "aten::pad",
+    "aten::reflection_pad1d",
+    "aten::reflection_pad2d",
+    "aten::reflection_pad3d",
+    "aten::replication_pad1d",
+    "aten::replication_pad2d",
+    "aten::replication_pad3d",
+    "aten::_pad_circular",
+)
 def _pad(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
     out = a.output(0)
@@ -247,8 +291,14 @@ def _pad(a: OpArgs) -> Work:
     return Work(0, (x,), (out,))
 
 
-@builtin("aten::reflection_pad1d_backward", "aten::reflection_pad2d_backward", "aten::reflection_pad3d_backward",
-         "aten::replication_pad1d_backward", "aten::replication_pad2d_backward", "aten::replication_pad3d_backward")
+@builtin(
+    "aten::reflection_pad1d_backward",
+    "aten::reflection_pad2d_backward",
+    "aten::reflection_pad3d_backward",
+    "aten::replication_pad1d_backward",
+    "aten::replication_pad2d_backward",
+    "aten::replication_pad3d_backward",
+)
 def _pad_backward(a: OpArgs) -> Work:
     # (grad_output, self, padding): each grad_output element added into grad_input.
     grad, x = a.tensor(0, "grad_output"), a.tensor(1, "self")
@@ -286,7 +336,7 @@ def _select_k(a: OpArgs) -> Work:
     if a.name == "aten::topk":
         k = a.int(1, "k")
         dim = normalize_dim(a.int(2, "dim", -1), len(x.shape))
-        shape = x.shape[:dim] + (k,) + x.shape[dim + 1:] if x.shape else ()
+        shape = x.shape[:dim] + (k,) + x.shape[dim + 1 :] if x.shape else ()
         flops = numel(x.shape) * max(1, ceil(log2(k))) if k > 1 else numel(x.shape)
     else:
         dim_at = 2 if a.name == "aten::kthvalue" else 1
@@ -294,7 +344,7 @@ def _select_k(a: OpArgs) -> Work:
             return Work(numel(x.shape) * max(1, ceil(log2(max(numel(x.shape), 2)))), (x,), (TensorMeta((), x.dtype),))
         dim = normalize_dim(a.int(dim_at, "dim", -1), len(x.shape))
         keepdim = a.bool(dim_at + 1, "keepdim", False)
-        shape = x.shape[:dim] + ((1,) if keepdim else ()) + x.shape[dim + 1:]
+        shape = x.shape[:dim] + ((1,) if keepdim else ()) + x.shape[dim + 1 :]
         size = x.shape[dim] if x.shape else 1
         flops = numel(x.shape) * max(1, ceil(log2(max(size, 2))))
     values = a.output(0) or TensorMeta(shape, x.dtype)

@@ -92,8 +92,9 @@ def _targets(x: TensorMeta, target: TensorMeta) -> int:
 
 
 # nll_loss_forward(self, target, weight, reduction, ignore_index) -> (output, total_weight); nll_loss2d likewise.
-@builtin("aten::nll_loss_forward", "aten::nll_loss2d_forward", "aten::nll_loss", "aten::nll_loss_nd",
-         "aten::nll_loss2d")
+@builtin(
+    "aten::nll_loss_forward", "aten::nll_loss2d_forward", "aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d"
+)
 def _nll_loss(a: OpArgs) -> Work:
     x, target, weight = a.tensor(0, "self"), a.tensor(1, "target"), a.opt_tensor(2, "weight")
     picked = _targets(x, target)

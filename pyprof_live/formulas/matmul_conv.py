@@ -46,6 +46,7 @@ def _require_2d(*tensors):
 
 # -- matrix multiplies -------------------------------------------------------------------------
 
+
 @builtin("aten::mm", "aten::_int_mm")
 def _mm(a: OpArgs) -> Work:
     # _int_mm multiplies int8 matrices into an int32 result, not the operands' dtype.
@@ -74,8 +75,16 @@ def _scaled_mm(a: OpArgs) -> Work:
     # fp8 GEMM with per-tensor/row scales; output dtype from out_dtype (default: self's).
     x, y = a.tensor(0, "self"), a.tensor(1, "mat2")
     _require_2d(x, y)
-    scales = tuple(t for t in (a.tensor(2, "scale_a"), a.tensor(3, "scale_b"), a.opt_tensor(4, "bias"),
-                               a.opt_tensor(5, "scale_result")) if t is not None)
+    scales = tuple(
+        t
+        for t in (
+            a.tensor(2, "scale_a"),
+            a.tensor(3, "scale_b"),
+            a.opt_tensor(4, "bias"),
+            a.opt_tensor(5, "scale_result"),
+        )
+        if t is not None
+    )
     out = a.output(0) or TensorMeta((x.shape[0], y.shape[1]), a.dtype(6, "out_dtype") or x.dtype)
     return Work(_torch_counter().mm_flop(x.shape, y.shape), (x, y) + scales, (out,))
 
@@ -136,7 +145,7 @@ _SECOND_OPERAND = {"aten::mv": "vec", "aten::dot": "tensor", "aten::vdot": "othe
 @builtin("aten::addmv", "aten::addmv_")
 def _addmv(a: OpArgs) -> Work:
     bias, mat, vec = a.tensor(0, "self"), a.tensor(1, "mat"), a.tensor(2, "vec")
-    _, m, n, k, _ = matmul_dims(mat.shape, vec.shape)
+    _, m, _n, k, _ = matmul_dims(mat.shape, vec.shape)
     out = bias if a.inplace else a.output(0) or TensorMeta((m,), result_dtype((mat, vec)))
     return Work(2 * m * k, (bias, mat, vec), (out,))
 
@@ -202,17 +211,21 @@ def _conv_param(a: OpArgs, position, name: str, spatial: int, neutral: int) -> t
     return values
 
 
-def conv_output_shape(x: tuple, w: tuple, stride, padding, dilation, transposed: bool, output_padding,
-                      groups: int) -> tuple:
+def conv_output_shape(
+    x: tuple, w: tuple, stride, padding, dilation, transposed: bool, output_padding, groups: int
+) -> tuple:
     """Output shape of a (transposed) convolution, torch's arithmetic."""
     kernel = w[2:]
     if transposed:
-        spatial = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
-                        for i, k, s, p, d, op in zip(x[2:], kernel, stride, padding, dilation, output_padding))
+        spatial = tuple(
+            (i - 1) * s - 2 * p + d * (k - 1) + op + 1
+            for i, k, s, p, d, op in zip(x[2:], kernel, stride, padding, dilation, output_padding)
+        )
         channels = w[1] * groups
     else:
-        spatial = tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
-                        for i, k, s, p, d in zip(x[2:], kernel, stride, padding, dilation))
+        spatial = tuple(
+            (i + 2 * p - d * (k - 1) - 1) // s + 1 for i, k, s, p, d in zip(x[2:], kernel, stride, padding, dilation)
+        )
         channels = w[0]
     if any(size <= 0 for size in spatial):
         raise FormulaInputError(f"convolution output would be empty: input {x}, weight {w}")
@@ -235,16 +248,26 @@ def _conv_inputs(a: OpArgs):
         spatial = len(x.shape) - 2
         padding = a.value(padding_at, "padding") if padding_at is not None else 0
         if padding in ("same", "valid"):  # conv2d(padding="same"): output spatial = input spatial (stride 1)
-            spatial_out = x.shape[2:] if padding == "same" else tuple(
-                i - d * (k - 1) for i, k, d in zip(x.shape[2:], w.shape[2:],
-                                                   _conv_param(a, dilation_at, "dilation", spatial, 1)))
+            spatial_out = (
+                x.shape[2:]
+                if padding == "same"
+                else tuple(
+                    i - d * (k - 1)
+                    for i, k, d in zip(x.shape[2:], w.shape[2:], _conv_param(a, dilation_at, "dilation", spatial, 1))
+                )
+            )
             out = TensorMeta((x.shape[0], w.shape[0]) + tuple(spatial_out), x.dtype)
         else:
             shape = conv_output_shape(
-                x.shape, w.shape, _conv_param(a, stride_at, "stride", spatial, 1),
-                _conv_param(a, padding_at, "padding", spatial, 0), _conv_param(a, dilation_at, "dilation", spatial, 1),
-                transposed, _conv_param(a, output_padding_at, "output_padding", spatial, 0),
-                a.int(groups_at, "groups") if groups_at is not None else 1)
+                x.shape,
+                w.shape,
+                _conv_param(a, stride_at, "stride", spatial, 1),
+                _conv_param(a, padding_at, "padding", spatial, 0),
+                _conv_param(a, dilation_at, "dilation", spatial, 1),
+                transposed,
+                _conv_param(a, output_padding_at, "output_padding", spatial, 0),
+                a.int(groups_at, "groups") if groups_at is not None else 1,
+            )
             out = TensorMeta(shape, x.dtype)
     return x, w, bias, transposed, out
 
@@ -266,16 +289,25 @@ def _wgrad_flops(grad: TensorMeta, x: TensorMeta, weight_shape: tuple, transpose
     return 2 * prod(weight_shape) * grad.shape[0] * prod(positions)
 
 
-def _conv_backward(a: OpArgs, grad: TensorMeta, x: TensorMeta, w: TensorMeta, transposed: bool, mask,
-                   grad_bias_channels: int) -> Work:
+def _conv_backward(
+    a: OpArgs, grad: TensorMeta, x: TensorMeta, w: TensorMeta, transposed: bool, mask, grad_bias_channels: int
+) -> Work:
     """dgrad (mask[0]: the opposite-transposedness conv of grad_output with the weight, torch's count) and
     wgrad (mask[1], ours: see the module docstring on groups); the bias gradient (mask[2], a sum over
     grad_output) is not counted in flops, as torch, but its write is in the bytes."""
-    grads = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or TensorMeta(w.shape, w.dtype),
-             a.output(2) or TensorMeta((grad_bias_channels,), grad.dtype))
+    grads = (
+        a.output(0) or TensorMeta(x.shape, x.dtype),
+        a.output(1) or TensorMeta(w.shape, w.dtype),
+        a.output(2) or TensorMeta((grad_bias_channels,), grad.dtype),
+    )
     mask = tuple(mask) + (False,) * (3 - len(mask))
-    dgrad = _torch_counter().conv_flop_count(list(grad.shape), list(w.shape), list(grads[0].shape),
-                                             transposed=not transposed) if mask[0] else 0
+    dgrad = (
+        _torch_counter().conv_flop_count(
+            list(grad.shape), list(w.shape), list(grads[0].shape), transposed=not transposed
+        )
+        if mask[0]
+        else 0
+    )
     flops = dgrad + (_wgrad_flops(grad, x, w.shape, transposed) if mask[1] else 0)
     reads = (grad,) + ((w,) if mask[0] else ()) + ((x,) if mask[1] else ())
     return Work(flops, reads, tuple(g for g, wanted in zip(grads, mask) if wanted))

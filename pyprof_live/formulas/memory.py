@@ -32,9 +32,19 @@ def _copy_from(a: OpArgs) -> Work:
     return Work(0, (a.tensor(0, "self"),), (a.tensor(1, "dst"),))
 
 
-@builtin("aten::clone", "aten::lift_fresh_copy", "aten::detach_copy", "aten::alias_copy", "aten::view_copy",
-         "aten::permute_copy", "aten::transpose_copy", "aten::t_copy", "aten::squeeze_copy", "aten::unsqueeze_copy",
-         "aten::_reshape_copy")
+@builtin(
+    "aten::clone",
+    "aten::lift_fresh_copy",
+    "aten::detach_copy",
+    "aten::alias_copy",
+    "aten::view_copy",
+    "aten::permute_copy",
+    "aten::transpose_copy",
+    "aten::t_copy",
+    "aten::squeeze_copy",
+    "aten::unsqueeze_copy",
+    "aten::_reshape_copy",
+)
 def _clone(a: OpArgs) -> Work:
     # A full copy: the output has the input's elements (in another shape or layout).
     x = a.tensor(0, "self")
@@ -58,8 +68,18 @@ def _fill(a: OpArgs) -> Work:
     return Work(0, reads, (a.tensor(0, "self"),))
 
 
-@builtin("aten::zeros", "aten::ones", "aten::full", "aten::scalar_tensor", "aten::new_zeros", "aten::new_ones",
-         "aten::new_full", "aten::zeros_like", "aten::ones_like", "aten::full_like")
+@builtin(
+    "aten::zeros",
+    "aten::ones",
+    "aten::full",
+    "aten::scalar_tensor",
+    "aten::new_zeros",
+    "aten::new_ones",
+    "aten::new_full",
+    "aten::zeros_like",
+    "aten::ones_like",
+    "aten::full_like",
+)
 def _factory(a: OpArgs) -> Work:
     # Writes its output once: the recorded one, else shape from `size` (*_like: self's), dtype from `dtype`
     # (new_* and *_like: self's; others torch's default float32).
@@ -82,11 +102,26 @@ def _factory(a: OpArgs) -> Work:
 
 
 # Positions of the `size` and `dtype` arguments.
-_FACTORY_SIZE = {"aten::zeros": 0, "aten::ones": 0, "aten::full": 0, "aten::new_zeros": 1, "aten::new_ones": 1,
-                 "aten::new_full": 1}
-_FACTORY_DTYPE = {"aten::zeros": 1, "aten::ones": 1, "aten::full": 2, "aten::new_zeros": 2, "aten::new_ones": 2,
-                  "aten::new_full": 3, "aten::zeros_like": 1, "aten::ones_like": 1, "aten::full_like": 2,
-                  "aten::scalar_tensor": 1}
+_FACTORY_SIZE = {
+    "aten::zeros": 0,
+    "aten::ones": 0,
+    "aten::full": 0,
+    "aten::new_zeros": 1,
+    "aten::new_ones": 1,
+    "aten::new_full": 1,
+}
+_FACTORY_DTYPE = {
+    "aten::zeros": 1,
+    "aten::ones": 1,
+    "aten::full": 2,
+    "aten::new_zeros": 2,
+    "aten::new_ones": 2,
+    "aten::new_full": 3,
+    "aten::zeros_like": 1,
+    "aten::ones_like": 1,
+    "aten::full_like": 2,
+    "aten::scalar_tensor": 1,
+}
 
 
 _UNRECORDED = "unrecorded"
@@ -148,8 +183,16 @@ def _range_output(a: OpArgs) -> TensorMeta:
     return TensorMeta((max(ceil((end - start) / step), 0),), dtype)
 
 
-@builtin("aten::uniform_", "aten::normal_", "aten::random_", "aten::exponential_", "aten::bernoulli_",
-         "aten::log_normal_", "aten::cauchy_", "aten::geometric_")
+@builtin(
+    "aten::uniform_",
+    "aten::normal_",
+    "aten::random_",
+    "aten::exponential_",
+    "aten::bernoulli_",
+    "aten::log_normal_",
+    "aten::cauchy_",
+    "aten::geometric_",
+)
 def _random_fill(a: OpArgs) -> Work:
     # Overwrites self with random values; bernoulli_.Tensor also reads its probability tensor.
     x = a.tensor(0, "self")
@@ -158,10 +201,16 @@ def _random_fill(a: OpArgs) -> Work:
     return Work(_RANDOM_FLOPS[a.name] * numel(x.shape), reads, (x,))
 
 
-_RANDOM_FLOPS = {"aten::uniform_": _UNIFORM, "aten::normal_": _NORMAL, "aten::random_": 0,
-                 "aten::exponential_": TRANSCENDENTAL + _UNIFORM, "aten::bernoulli_": _UNIFORM + 1,
-                 "aten::log_normal_": _NORMAL + TRANSCENDENTAL, "aten::cauchy_": TRANSCENDENTAL + _UNIFORM + 2,
-                 "aten::geometric_": 2 * TRANSCENDENTAL + 2}
+_RANDOM_FLOPS = {
+    "aten::uniform_": _UNIFORM,
+    "aten::normal_": _NORMAL,
+    "aten::random_": 0,
+    "aten::exponential_": TRANSCENDENTAL + _UNIFORM,
+    "aten::bernoulli_": _UNIFORM + 1,
+    "aten::log_normal_": _NORMAL + TRANSCENDENTAL,
+    "aten::cauchy_": TRANSCENDENTAL + _UNIFORM + 2,
+    "aten::geometric_": 2 * TRANSCENDENTAL + 2,
+}
 
 
 @builtin("aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like", "aten::randint", "aten::randint_like")

@@ -47,11 +47,18 @@ def _channel_stats(x: TensorMeta) -> TensorMeta:
 
 # name -> position of `training` (True/False when the op fixes it); running_mean/var at 3 and 4, unless no_stats.
 _BATCH_NORM = {
-    "aten::native_batch_norm": 5, "aten::_native_batch_norm_legit": 5,
-    "aten::_native_batch_norm_legit_functional": 5, "aten::cudnn_batch_norm": 5, "aten::miopen_batch_norm": 5,
-    "aten::batch_norm": 5, "aten::_batch_norm_impl_index": 5, "aten::_batch_norm_with_update": True,
-    "aten::_batch_norm_with_update_functional": True, "aten::_native_batch_norm_legit_no_training": False,
-    "aten::_batch_norm_no_update": False, "aten::instance_norm": True,
+    "aten::native_batch_norm": 5,
+    "aten::_native_batch_norm_legit": 5,
+    "aten::_native_batch_norm_legit_functional": 5,
+    "aten::cudnn_batch_norm": 5,
+    "aten::miopen_batch_norm": 5,
+    "aten::batch_norm": 5,
+    "aten::_batch_norm_impl_index": 5,
+    "aten::_batch_norm_with_update": True,
+    "aten::_batch_norm_with_update_functional": True,
+    "aten::_native_batch_norm_legit_no_training": False,
+    "aten::_batch_norm_no_update": False,
+    "aten::instance_norm": True,
 }
 
 
@@ -102,9 +109,11 @@ def _batch_norm_backward(a: OpArgs) -> Work:
     flops = _BACKWARD_REDUCE * n * reduce + (5 if train else 2) * n * mask[0]
     saved = present(a.opt_tensor(mean_at, "save_mean"), a.opt_tensor(invstd_at, "save_invstd"))
     channel = _channel_stats(x)
-    grads = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or TensorMeta(channel.shape, weight.dtype
-                                                                                        if weight else x.dtype),
-             a.output(2) or TensorMeta(channel.shape, weight.dtype if weight else x.dtype))
+    grads = (
+        a.output(0) or TensorMeta(x.shape, x.dtype),
+        a.output(1) or TensorMeta(channel.shape, weight.dtype if weight else x.dtype),
+        a.output(2) or TensorMeta(channel.shape, weight.dtype if weight else x.dtype),
+    )
     return Work(flops, (grad, x) + present(weight) + saved, tuple(g for g, wanted in zip(grads, mask) if wanted))
 
 
@@ -122,8 +131,11 @@ def _batch_norm_stats(a: OpArgs) -> Work:
 def _batch_norm_elemt(a: OpArgs) -> Work:
     x, weight, bias = a.tensor(0, "input"), a.opt_tensor(1, "weight"), a.opt_tensor(2, "bias")
     reads = (x,) + present(weight, bias, a.tensor(3, "mean"), a.tensor(4, "invstd"))
-    return Work((_NORMALIZE + len(present(weight, bias))) * numel(x.shape), reads,
-                (a.output(0) or TensorMeta(x.shape, x.dtype),))
+    return Work(
+        (_NORMALIZE + len(present(weight, bias))) * numel(x.shape),
+        reads,
+        (a.output(0) or TensorMeta(x.shape, x.dtype),),
+    )
 
 
 @builtin("aten::batch_norm_backward_reduce")
@@ -138,12 +150,18 @@ def _batch_norm_backward_reduce(a: OpArgs) -> Work:
 @builtin("aten::batch_norm_backward_elemt")
 def _batch_norm_backward_elemt(a: OpArgs) -> Work:
     grad, x = a.tensor(0, "grad_out"), a.tensor(1, "input")
-    reads = (grad, x) + present(a.tensor(2, "mean"), a.tensor(3, "invstd"), a.opt_tensor(4, "weight"),
-                                 a.tensor(5, "sum_dy"), a.tensor(6, "sum_dy_xmu"))
+    reads = (grad, x) + present(
+        a.tensor(2, "mean"),
+        a.tensor(3, "invstd"),
+        a.opt_tensor(4, "weight"),
+        a.tensor(5, "sum_dy"),
+        a.tensor(6, "sum_dy_xmu"),
+    )
     return Work(5 * numel(x.shape), reads, (a.output(0) or TensorMeta(x.shape, x.dtype),))
 
 
 # -- layer / group / RMS norm ------------------------------------------------------------------
+
 
 def _row_norm(x: TensorMeta, groups: int, affine: int, rms: bool, reads, outputs) -> Work:
     per_element = (2 + 1 if rms else _STATS + _NORMALIZE) + affine
@@ -186,23 +204,30 @@ def _rms_norm(a: OpArgs) -> Work:
 def _group_norm(a: OpArgs) -> Work:
     native = a.name == "aten::native_group_norm"
     x = a.tensor(0, "input")
-    weight, bias = (a.opt_tensor(1, "weight"), a.opt_tensor(2, "bias")) if native else (
-        a.opt_tensor(2, "weight"), a.opt_tensor(3, "bias"))
+    weight, bias = (
+        (a.opt_tensor(1, "weight"), a.opt_tensor(2, "bias"))
+        if native
+        else (a.opt_tensor(2, "weight"), a.opt_tensor(3, "bias"))
+    )
     groups = a.int(6, "group") if native else a.int(1, "num_groups")
     stats = TensorMeta((x.shape[0], groups), _accumulate_dtype(x.dtype))
-    outputs = (a.output(0) or TensorMeta(x.shape, x.dtype),) + ((a.output(1) or stats, a.output(2) or stats)
-                                                                if native else ())
-    return _row_norm(x, x.shape[0] * groups, len(present(weight, bias)), False, (x,) + present(weight, bias),
-                     outputs)
+    outputs = (a.output(0) or TensorMeta(x.shape, x.dtype),) + (
+        (a.output(1) or stats, a.output(2) or stats) if native else ()
+    )
+    return _row_norm(x, x.shape[0] * groups, len(present(weight, bias)), False, (x,) + present(weight, bias), outputs)
 
 
-def _row_norm_backward(a: OpArgs, grad: TensorMeta, x: TensorMeta, weight, saved, mask, param_shape: tuple,
-                       rms: bool) -> Work:
+def _row_norm_backward(
+    a: OpArgs, grad: TensorMeta, x: TensorMeta, weight, saved, mask, param_shape: tuple, rms: bool
+) -> Work:
     n = numel(x.shape)
     flops = (7 if rms else 10) * n * mask[0] + 2 * n * mask[1] + n * mask[2]
     param_dtype = weight.dtype if weight is not None else x.dtype
-    grads = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or TensorMeta(param_shape, param_dtype),
-             a.output(2) or TensorMeta(param_shape, param_dtype))
+    grads = (
+        a.output(0) or TensorMeta(x.shape, x.dtype),
+        a.output(1) or TensorMeta(param_shape, param_dtype),
+        a.output(2) or TensorMeta(param_shape, param_dtype),
+    )
     return Work(flops, (grad, x) + present(weight) + saved, tuple(g for g, wanted in zip(grads, mask) if wanted))
 
 
@@ -220,8 +245,9 @@ def _layer_norm_backward(a: OpArgs) -> Work:
 def _rms_norm_backward(a: OpArgs) -> Work:
     grad, x, weight = a.tensor(0, "grad_out"), a.tensor(1, "input"), a.opt_tensor(4, "weight")
     mask = tuple(a.bools(5, "output_mask"))[:2] + (False,)
-    return _row_norm_backward(a, grad, x, weight, (a.tensor(3, "rstd"),), mask, tuple(a.ints(2, "normalized_shape")),
-                              True)
+    return _row_norm_backward(
+        a, grad, x, weight, (a.tensor(3, "rstd"),), mask, tuple(a.ints(2, "normalized_shape")), True
+    )
 
 
 # native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)

@@ -18,7 +18,7 @@ formulas ask for those with ``modifier=True``.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from ..records import TensorMeta, Unknown
 from .dtypes import canonical_dtype
@@ -34,16 +34,19 @@ _BOOL_LIST = re.compile(r"\s*\[\s*((true|false)\s*(,\s*(true|false)\s*)*)?\]\s*"
 class OpArgs:
     """An OpRecord's inputs and outputs as a formula reads them."""
 
-    __slots__ = ("op", "_positional", "_named")
+    __slots__ = ("_named", "_positional", "op")
 
     def __init__(self, op):
         self.op = op
         named = dict(op.kwargs) if op.kwargs else {}
         positional = tuple(op.inputs)
         # Live capture may append keyword arguments to inputs as well as naming them in kwargs.
-        if named and len(positional) >= len(named) and positional[len(positional) - len(named):] == tuple(
-                named.values()):
-            positional = positional[:len(positional) - len(named)]
+        if (
+            named
+            and len(positional) >= len(named)
+            and positional[len(positional) - len(named) :] == tuple(named.values())
+        ):
+            positional = positional[: len(positional) - len(named)]
         self._positional = positional
         self._named = named
 
@@ -191,8 +194,9 @@ class OpArgs:
             return tuple(int(v) for v in re.findall(r"-?\d+", value))
         if isinstance(value, int) and not isinstance(value, bool):
             return (value,)
-        if not isinstance(value, (tuple, list)) or not all(isinstance(v, int) and not isinstance(v, bool)
-                                                           for v in value):
+        if not isinstance(value, (tuple, list)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
             raise FormulaInputError(f"{name} is not an int list: {value!r}")
         return tuple(value)
 
@@ -234,7 +238,7 @@ class OpArgs:
         return canonical
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema_defaults(name: str, overload: str) -> dict:
     """{argument name: (position, default)} from torch's schema of ``name.overload``; {} when the source
     did not record the overload (Kineto, nsys: they record every argument anyway) or torch lacks the op."""

@@ -26,20 +26,52 @@ from .work import FormulaInputError, Work, numel
 # _foreach_<op> -> (flops per element, number of tensor-list operands when every operand is a list)
 _FOREACH = {
     # unary
-    "abs": (1, 1), "neg": (1, 1), "sign": (1, 1), "ceil": (1, 1), "floor": (1, 1), "round": (1, 1),
-    "trunc": (1, 1), "frac": (2, 1), "reciprocal": (1, 1), "zero": (0, 1),
-    "exp": (TRANSCENDENTAL, 1), "expm1": (TRANSCENDENTAL, 1), "log": (TRANSCENDENTAL, 1),
-    "log10": (TRANSCENDENTAL, 1), "log1p": (TRANSCENDENTAL, 1), "log2": (TRANSCENDENTAL, 1),
-    "sqrt": (TRANSCENDENTAL, 1), "rsqrt": (TRANSCENDENTAL, 1), "sin": (TRANSCENDENTAL, 1),
-    "cos": (TRANSCENDENTAL, 1), "tan": (TRANSCENDENTAL, 1), "asin": (TRANSCENDENTAL, 1),
-    "acos": (TRANSCENDENTAL, 1), "atan": (TRANSCENDENTAL, 1), "sinh": (TRANSCENDENTAL, 1),
-    "cosh": (TRANSCENDENTAL, 1), "tanh": (TRANSCENDENTAL, 1), "erf": (TRANSCENDENTAL, 1),
-    "erfc": (TRANSCENDENTAL, 1), "lgamma": (TRANSCENDENTAL, 1), "sigmoid": (TRANSCENDENTAL + 2, 1),
+    "abs": (1, 1),
+    "neg": (1, 1),
+    "sign": (1, 1),
+    "ceil": (1, 1),
+    "floor": (1, 1),
+    "round": (1, 1),
+    "trunc": (1, 1),
+    "frac": (2, 1),
+    "reciprocal": (1, 1),
+    "zero": (0, 1),
+    "exp": (TRANSCENDENTAL, 1),
+    "expm1": (TRANSCENDENTAL, 1),
+    "log": (TRANSCENDENTAL, 1),
+    "log10": (TRANSCENDENTAL, 1),
+    "log1p": (TRANSCENDENTAL, 1),
+    "log2": (TRANSCENDENTAL, 1),
+    "sqrt": (TRANSCENDENTAL, 1),
+    "rsqrt": (TRANSCENDENTAL, 1),
+    "sin": (TRANSCENDENTAL, 1),
+    "cos": (TRANSCENDENTAL, 1),
+    "tan": (TRANSCENDENTAL, 1),
+    "asin": (TRANSCENDENTAL, 1),
+    "acos": (TRANSCENDENTAL, 1),
+    "atan": (TRANSCENDENTAL, 1),
+    "sinh": (TRANSCENDENTAL, 1),
+    "cosh": (TRANSCENDENTAL, 1),
+    "tanh": (TRANSCENDENTAL, 1),
+    "erf": (TRANSCENDENTAL, 1),
+    "erfc": (TRANSCENDENTAL, 1),
+    "lgamma": (TRANSCENDENTAL, 1),
+    "sigmoid": (TRANSCENDENTAL + 2, 1),
     # binary: self op other
-    "add": (1, 2), "sub": (1, 2), "mul": (1, 2), "div": (1, 2), "maximum": (1, 2), "minimum": (1, 2),
-    "clamp_min": (1, 2), "clamp_max": (1, 2), "copy": (0, 2), "pow": (TRANSCENDENTAL, 2),
+    "add": (1, 2),
+    "sub": (1, 2),
+    "mul": (1, 2),
+    "div": (1, 2),
+    "maximum": (1, 2),
+    "minimum": (1, 2),
+    "clamp_min": (1, 2),
+    "clamp_max": (1, 2),
+    "copy": (0, 2),
+    "pow": (TRANSCENDENTAL, 2),
     # ternary
-    "addcmul": (3, 3), "addcdiv": (3, 3), "lerp": (3, 3),
+    "addcmul": (3, 3),
+    "addcdiv": (3, 3),
+    "lerp": (3, 3),
 }
 
 
@@ -50,8 +82,13 @@ def _split_foreach(name: str) -> tuple[str, bool]:
 
 
 # Schema names of the operands after `self`, which vary by overload (List, Scalar, ScalarList, Tensor).
-_OPERAND_NAMES = {"addcmul": ("tensor1", "tensor2"), "addcdiv": ("tensor1", "tensor2"),
-                  "lerp": ("tensors1", "weight"), "pow": ("exponent",), "copy": ("src",)}
+_OPERAND_NAMES = {
+    "addcmul": ("tensor1", "tensor2"),
+    "addcdiv": ("tensor1", "tensor2"),
+    "lerp": ("tensors1", "weight"),
+    "pow": ("exponent",),
+    "copy": ("src",),
+}
 _SECOND_OPERAND = {"Scalar": "scalar", "ScalarList": "scalars"}
 
 
@@ -112,7 +149,8 @@ def _state_lists(a: OpArgs, names: tuple) -> list[tuple]:
 @builtin("aten::_fused_adam_", "aten::_fused_adamw_", "aten::_fused_adam", "aten::_fused_adamw")
 def _fused_adam(a: OpArgs) -> Work:
     params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps = _state_lists(
-        a, ("self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "state_steps"))
+        a, ("self", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "state_steps")
+    )
     amsgrad = a.bool(11, "amsgrad")
     decay = a.float(9, "weight_decay") != 0
     grad_scale = a.opt_tensor(13, "grad_scale")
@@ -130,8 +168,7 @@ def _fused_adam(a: OpArgs) -> Work:
 def _fused_sgd(a: OpArgs) -> Work:
     params, grads, buffers = _state_lists(a, ("self", "grads", "momentum_buffer_list"))
     momentum = a.float(4, "momentum") != 0
-    per_element = 2 + 2 * (a.float(3, "weight_decay") != 0) + 3 * momentum + 2 * (
-        momentum and a.bool(7, "nesterov"))
+    per_element = 2 + 2 * (a.float(3, "weight_decay") != 0) + 3 * momentum + 2 * (momentum and a.bool(7, "nesterov"))
     state = buffers if momentum else ()
     return Work(per_element * sum(numel(p.shape) for p in params), params + grads + state, params + state)
 

@@ -43,8 +43,11 @@ def result_dtype(operands, *, bool_result: bool = False) -> str | None:
     result = dimensioned or zero_dim
     if zero_dim and kind_rank(zero_dim) > kind_rank(result):
         result = zero_dim
-    scalar_kinds = [3 if isinstance(o, complex) else 2 if isinstance(o, float) else 0 if isinstance(o, bool) else 1
-                    for o in operands if isinstance(o, (bool, int, float, complex))]
+    scalar_kinds = [
+        3 if isinstance(o, complex) else 2 if isinstance(o, float) else 0 if isinstance(o, bool) else 1
+        for o in operands
+        if isinstance(o, (bool, int, float, complex))
+    ]
     if scalar_kinds and max(scalar_kinds) > kind_rank(result):
         result = ("bool", "int64", "float32", "complex64")[max(scalar_kinds)]
     return result
@@ -81,8 +84,7 @@ def _names(table: str) -> list[str]:
 def _register_table(tables: dict, operands, *, bool_result: bool = False) -> None:
     """Register ``{flops_per_element: "name name_ ..."}`` with a fixed operand list."""
     for weight, table in tables.items():
-        builtin(*_names(table))(
-            lambda a, weight=weight: elementwise(a, weight, operands, bool_result=bool_result))
+        builtin(*_names(table))(lambda a, weight=weight: elementwise(a, weight, operands, bool_result=bool_result))
 
 
 _SELF = ((0, "self"),)
@@ -90,28 +92,31 @@ _SELF_OTHER = ((0, "self"), (1, "other"))
 _GRAD_SELF = ((0, "grad_output"), (1, "self"))
 
 # -- unary -------------------------------------------------------------------------------------
-_register_table({
-    0: "conj_physical conj_physical_",
-    1: "abs abs_ neg neg_ sign sign_ sgn sgn_ ceil ceil_ floor floor_ trunc trunc_ fix fix_ reciprocal "
-       "reciprocal_ square relu relu_ bitwise_not bitwise_not_ deg2rad deg2rad_ rad2deg rad2deg_",
-    2: "frac frac_",
-    3: "nan_to_num nan_to_num_",
-    4: "hardsigmoid hardsigmoid_",
-    5: "hardswish hardswish_",
-    T: "exp exp_ exp2 exp2_ expm1 expm1_ log log_ log2 log2_ log10 log10_ log1p log1p_ sqrt sqrt_ rsqrt rsqrt_ "
-       "sin sin_ cos cos_ tan tan_ asin asin_ acos acos_ atan atan_ sinh sinh_ cosh cosh_ tanh tanh_ asinh "
-       "asinh_ acosh acosh_ atanh atanh_ erf erf_ erfc erfc_ erfinv erfinv_ lgamma lgamma_ digamma digamma_ "
-       "i0 i0_ angle",
-    T + 2: "sigmoid sigmoid_ logit logit_ sinc sinc_",
-    T + 3: "silu silu_",
-    T + 4: "elu elu_ selu selu_ celu celu_",
-    2 * T + 3: "softplus log_sigmoid",
-    3 * T + 2: "mish mish_",
-}, _SELF)
-_register_table({1: "isnan isinf isfinite isneginf isposinf signbit logical_not logical_not_"}, _SELF,
-                bool_result=True)
-_register_table({1: "threshold threshold_", 2: "leaky_relu leaky_relu_ hardtanh hardtanh_ hardshrink",
-                 3: "softshrink"}, _SELF)
+_register_table(
+    {
+        0: "conj_physical conj_physical_",
+        1: "abs abs_ neg neg_ sign sign_ sgn sgn_ ceil ceil_ floor floor_ trunc trunc_ fix fix_ reciprocal "
+        "reciprocal_ square relu relu_ bitwise_not bitwise_not_ deg2rad deg2rad_ rad2deg rad2deg_",
+        2: "frac frac_",
+        3: "nan_to_num nan_to_num_",
+        4: "hardsigmoid hardsigmoid_",
+        5: "hardswish hardswish_",
+        T: "exp exp_ exp2 exp2_ expm1 expm1_ log log_ log2 log2_ log10 log10_ log1p log1p_ sqrt sqrt_ rsqrt rsqrt_ "
+        "sin sin_ cos cos_ tan tan_ asin asin_ acos acos_ atan atan_ sinh sinh_ cosh cosh_ tanh tanh_ asinh "
+        "asinh_ acosh acosh_ atanh atanh_ erf erf_ erfc erfc_ erfinv erfinv_ lgamma lgamma_ digamma digamma_ "
+        "i0 i0_ angle",
+        T + 2: "sigmoid sigmoid_ logit logit_ sinc sinc_",
+        T + 3: "silu silu_",
+        T + 4: "elu elu_ selu selu_ celu celu_",
+        2 * T + 3: "softplus log_sigmoid",
+        3 * T + 2: "mish mish_",
+    },
+    _SELF,
+)
+_register_table({1: "isnan isinf isfinite isneginf isposinf signbit logical_not logical_not_"}, _SELF, bool_result=True)
+_register_table(
+    {1: "threshold threshold_", 2: "leaky_relu leaky_relu_ hardtanh hardtanh_ hardshrink", 3: "softshrink"}, _SELF
+)
 _register_table({2: "rrelu_with_noise rrelu_with_noise_"}, ((0, "self"), (1, "noise")))
 _register_table({2: "_prelu_kernel prelu"}, ((0, "self"), (1, "weight")))
 
@@ -142,25 +147,34 @@ def _glu(a: OpArgs) -> Work:
     # Splits `self` in halves a, b along dim: a * sigmoid(b) = T + 3 per output element.
     x = a.tensor(0, "self")
     dim = normalize_dim(a.int(1, "dim", -1), len(x.shape))
-    shape = x.shape[:dim] + (x.shape[dim] // 2,) + x.shape[dim + 1:]
+    shape = x.shape[:dim] + (x.shape[dim] // 2,) + x.shape[dim + 1 :]
     out = a.output(0) or TensorMeta(shape, x.dtype)
     return Work((T + 3) * numel(shape), (x,), (out,))
 
 
 # -- binary ------------------------------------------------------------------------------------
-_register_table({
-    1: "mul mul_ maximum minimum fmax fmin copysign copysign_ heaviside heaviside_ nextafter nextafter_ "
-       "bitwise_and bitwise_and_ bitwise_or bitwise_or_ bitwise_xor bitwise_xor_ bitwise_left_shift "
-       "bitwise_left_shift_ bitwise_right_shift bitwise_right_shift_ __and__ __iand__ __or__ __ior__ __xor__ "
-       "__ixor__ __lshift__ __ilshift__ __rshift__ __irshift__",
-    2: "floor_divide floor_divide_ remainder remainder_ fmod fmod_",
-    T: "atan2 atan2_ float_power float_power_",
-    T + 1: "xlogy xlogy_",
-    T + 3: "hypot hypot_",
-    2 * T + 3: "logaddexp logaddexp2",
-}, _SELF_OTHER)
-_register_table({1: "eq eq_ ne ne_ lt lt_ le le_ gt gt_ ge ge_ logical_and logical_and_ logical_or "
-                    "logical_or_ logical_xor logical_xor_"}, _SELF_OTHER, bool_result=True)
+_register_table(
+    {
+        1: "mul mul_ maximum minimum fmax fmin copysign copysign_ heaviside heaviside_ nextafter nextafter_ "
+        "bitwise_and bitwise_and_ bitwise_or bitwise_or_ bitwise_xor bitwise_xor_ bitwise_left_shift "
+        "bitwise_left_shift_ bitwise_right_shift bitwise_right_shift_ __and__ __iand__ __or__ __ior__ __xor__ "
+        "__ixor__ __lshift__ __ilshift__ __rshift__ __irshift__",
+        2: "floor_divide floor_divide_ remainder remainder_ fmod fmod_",
+        T: "atan2 atan2_ float_power float_power_",
+        T + 1: "xlogy xlogy_",
+        T + 3: "hypot hypot_",
+        2 * T + 3: "logaddexp logaddexp2",
+    },
+    _SELF_OTHER,
+)
+_register_table(
+    {
+        1: "eq eq_ ne ne_ lt lt_ le le_ gt gt_ ge ge_ logical_and logical_and_ logical_or "
+        "logical_or_ logical_xor logical_xor_"
+    },
+    _SELF_OTHER,
+    bool_result=True,
+)
 
 
 @builtin("aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::rsub", "aten::subtract", "aten::subtract_")
@@ -178,8 +192,12 @@ def _div(a: OpArgs) -> Work:
 
 def pow_weight(exponent) -> int:
     """x**e: small integer powers are repeated multiplies (torch special-cases them), others exp(e*log x)."""
-    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and float(exponent).is_integer() \
-            and abs(exponent) <= 3:
+    if (
+        isinstance(exponent, (int, float))
+        and not isinstance(exponent, bool)
+        and float(exponent).is_integer()
+        and abs(exponent) <= 3
+    ):
         e = int(exponent)
         return max(abs(e) - 1, 0) + (1 if e < 0 else 0)
     return T
@@ -205,16 +223,19 @@ def _number(value):
 # -- backward of activations -------------------------------------------------------------------
 _register_table({3: "sigmoid_backward tanh_backward"}, ((0, "grad_output"), (1, "output")))  # g * (1 - y) * y
 _register_table({2: "hardshrink_backward"}, ((0, "grad_out"), (1, "self")))
-_register_table({
-    1: "threshold_backward",
-    2: "hardtanh_backward leaky_relu_backward softshrink_backward",
-    3: "hardsigmoid_backward logit_backward",
-    5: "hardswish_backward",
-    T + 4: "softplus_backward",
-    T + 6: "silu_backward",
-    2 * T + 8: "gelu_backward",
-    3 * T + 8: "mish_backward",
-}, _GRAD_SELF)
+_register_table(
+    {
+        1: "threshold_backward",
+        2: "hardtanh_backward leaky_relu_backward softshrink_backward",
+        3: "hardsigmoid_backward logit_backward",
+        5: "hardswish_backward",
+        T + 4: "softplus_backward",
+        T + 6: "silu_backward",
+        2 * T + 8: "gelu_backward",
+        3 * T + 8: "mish_backward",
+    },
+    _GRAD_SELF,
+)
 _register_table({2: "rrelu_with_noise_backward"}, ((0, "grad_output"), (1, "self"), (2, "noise")))
 _register_table({T + 4: "log_sigmoid_backward"}, ((0, "grad_output"), (1, "self"), (2, "buffer")))
 # elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)
@@ -247,6 +268,8 @@ _register_table({1: "clamp_max clamp_max_"}, ((0, "self"), (1, "max")))
 @builtin("aten::clamp", "aten::clamp_", "aten::clip", "aten::clip_")
 def _clamp(a: OpArgs) -> Work:
     # One compare per bound given (a bound a sizes-only source did not record counts as given).
-    bounds = sum(a.operand(i, name) not in (None, "") or (a.has(i, name) and isinstance(a.recorded(i, name), Unknown))
-                 for i, name in ((1, "min"), (2, "max")))
+    bounds = sum(
+        a.operand(i, name) not in (None, "") or (a.has(i, name) and isinstance(a.recorded(i, name), Unknown))
+        for i, name in ((1, "min"), (2, "max"))
+    )
     return elementwise(a, bounds, ((0, "self"), (1, "min"), (2, "max")))

@@ -53,8 +53,10 @@ def _windowed(a: OpArgs, dims: int, dilation_at: int | None, ceil_at: int, x: Te
     padding = _spatial_param(a, 3, "padding", dims, default=(0,) * dims)
     dilation = _spatial_param(a, dilation_at, "dilation", dims, default=(1,) * dims) if dilation_at else (1,) * dims
     ceil_mode = a.bool(ceil_at, "ceil_mode", False)
-    spatial = tuple(pool_output_size(size, k, s, p, d, ceil_mode)
-                    for size, k, s, p, d in zip(x.shape[-dims:], kernel, stride, padding, dilation))
+    spatial = tuple(
+        pool_output_size(size, k, s, p, d, ceil_mode)
+        for size, k, s, p, d in zip(x.shape[-dims:], kernel, stride, padding, dilation)
+    )
     return x.shape[:-dims] + spatial, prod(kernel)
 
 
@@ -64,9 +66,16 @@ def spatial_dims(name: str) -> int:
 
 
 # max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) -> (out, indices)
-@builtin("aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", "aten::max_pool1d_with_indices",
-         "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices", "aten::mkldnn_max_pool2d",
-         "aten::quantized_max_pool2d")
+@builtin(
+    "aten::max_pool1d",
+    "aten::max_pool2d",
+    "aten::max_pool3d",
+    "aten::max_pool1d_with_indices",
+    "aten::max_pool2d_with_indices",
+    "aten::max_pool3d_with_indices",
+    "aten::mkldnn_max_pool2d",
+    "aten::quantized_max_pool2d",
+)
 def _max_pool(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
     dims = spatial_dims(a.name)
@@ -133,9 +142,17 @@ def _adaptive_output(a: OpArgs, x: TensorMeta, dims: int) -> tuple:
 
 
 # adaptive_avg_pool2d(self, output_size); _adaptive_avg_pool2d(self, output_size); adaptive_max_pool2d -> (out, indices)
-@builtin("aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d",
-         "aten::_adaptive_avg_pool2d", "aten::_adaptive_avg_pool3d", "aten::mkldnn_adaptive_avg_pool2d",
-         "aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d")
+@builtin(
+    "aten::adaptive_avg_pool1d",
+    "aten::adaptive_avg_pool2d",
+    "aten::adaptive_avg_pool3d",
+    "aten::_adaptive_avg_pool2d",
+    "aten::_adaptive_avg_pool3d",
+    "aten::mkldnn_adaptive_avg_pool2d",
+    "aten::adaptive_max_pool1d",
+    "aten::adaptive_max_pool2d",
+    "aten::adaptive_max_pool3d",
+)
 def _adaptive_pool(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
     dims = spatial_dims(a.name)
@@ -148,9 +165,13 @@ def _adaptive_pool(a: OpArgs) -> Work:
 
 
 # _adaptive_avg_pool2d_backward(grad_output, self); adaptive_max_pool2d_backward(grad_output, self, indices)
-@builtin("aten::_adaptive_avg_pool2d_backward", "aten::_adaptive_avg_pool3d_backward",
-         "aten::adaptive_avg_pool3d_backward", "aten::adaptive_max_pool2d_backward",
-         "aten::adaptive_max_pool3d_backward")
+@builtin(
+    "aten::_adaptive_avg_pool2d_backward",
+    "aten::_adaptive_avg_pool3d_backward",
+    "aten::adaptive_avg_pool3d_backward",
+    "aten::adaptive_max_pool2d_backward",
+    "aten::adaptive_max_pool3d_backward",
+)
 def _adaptive_pool_backward(a: OpArgs) -> Work:
     grad, x = a.tensor(0, "grad_output"), a.tensor(1, "self")
     grad_input = a.output(0) or TensorMeta(x.shape, x.dtype)

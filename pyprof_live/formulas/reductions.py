@@ -37,9 +37,18 @@ def _dims(a: OpArgs, index: int):
     return a.ints(index, "dim")
 
 
-def reduction(a: OpArgs, per_input: int, per_output: int = 0, *, dim_at: int | None = 1,
-              keepdim_at: int | None = 2, outputs: int = 1, index_outputs: int = 0, dtype_at: int | None = None,
-              out_dtype: str | None = None) -> Work:
+def reduction(
+    a: OpArgs,
+    per_input: int,
+    per_output: int = 0,
+    *,
+    dim_at: int | None = 1,
+    keepdim_at: int | None = 2,
+    outputs: int = 1,
+    index_outputs: int = 0,
+    dtype_at: int | None = None,
+    out_dtype: str | None = None,
+) -> Work:
     """Work of a reduction of ``self`` over its ``dim`` argument (``dim_at`` None: over everything).
 
     ``outputs`` value tensors are written in ``out_dtype``, the ``dtype`` argument or the input's

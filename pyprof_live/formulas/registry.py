@@ -8,7 +8,8 @@ in the same table, keyed by the op name a profile shows (``"aten::addmm"``,
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..errors import PyprofLiveError
 from .opargs import OpArgs
@@ -116,6 +117,7 @@ def register_flops(name: str, flops: Callable | None = None, bytes: Callable | N
             return 8 * prod(inputs[0].shape)
     """
     if flops is None and bytes is None:
+
         def decorator(fn):
             register_flops(name, flops=fn, replace=replace)
             return fn

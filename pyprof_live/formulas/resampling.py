@@ -26,14 +26,27 @@ def _per_output(name: str, dims: int) -> int:
         return 0
     if "bicubic" in name:
         return _BICUBIC
-    return _LERP * (2 ** dims - 1)
+    return _LERP * (2**dims - 1)
 
 
-_UPSAMPLE = [f"aten::upsample_{mode}{d}d" for mode, d in
-             (("nearest", 1), ("nearest", 2), ("nearest", 3), ("linear", 1), ("bilinear", 2), ("bicubic", 2),
-              ("trilinear", 3))] + ["aten::_upsample_nearest_exact1d", "aten::_upsample_nearest_exact2d",
-                                    "aten::_upsample_nearest_exact3d", "aten::_upsample_bilinear2d_aa",
-                                    "aten::_upsample_bicubic2d_aa"]
+_UPSAMPLE = [
+    f"aten::upsample_{mode}{d}d"
+    for mode, d in (
+        ("nearest", 1),
+        ("nearest", 2),
+        ("nearest", 3),
+        ("linear", 1),
+        ("bilinear", 2),
+        ("bicubic", 2),
+        ("trilinear", 3),
+    )
+] + [
+    "aten::_upsample_nearest_exact1d",
+    "aten::_upsample_nearest_exact2d",
+    "aten::_upsample_nearest_exact3d",
+    "aten::_upsample_bilinear2d_aa",
+    "aten::_upsample_bicubic2d_aa",
+]
 
 
 def _scale_factors(a: OpArgs, x: TensorMeta, dims: int) -> tuple:

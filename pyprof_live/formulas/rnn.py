@@ -75,6 +75,7 @@ def _tokens(x: TensorMeta) -> int:
 
 # -- oneDNN: one layer, one direction per op ---------------------------------------------------
 
+
 # mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode, hidden_size,
 #                  num_layers, has_biases, bidirectional, batch_first, train) -> (output, hy, cy, workspace)
 @builtin("aten::mkldnn_rnn_layer")
@@ -97,14 +98,16 @@ def _mkldnn_rnn_layer_backward(a: OpArgs) -> Work:
     weights = tuple(a.tensor(1 + i, f"weight{i + 1}") for i in range(4))
     hx, cx, output = a.tensor(5, "hx_"), a.tensor(6, "cx_tmp"), a.tensor(7, "output")
     grads = present(a.opt_tensor(10, "grad_output"), a.opt_tensor(11, "grad_hy"), a.opt_tensor(12, "grad_cy"))
-    shape = RnnShape(_tokens(x), x.shape[-1], a.int(15, "hidden_size"), _mode(a.int(14, "mode")),
-                     biases=a.bool(17, "has_biases"))
+    shape = RnnShape(
+        _tokens(x), x.shape[-1], a.int(15, "hidden_size"), _mode(a.int(14, "mode")), biases=a.bool(17, "has_biases")
+    )
     written = (x,) + weights + (hx, cx)
     writes = tuple(a.output(i) or TensorMeta(t.shape, t.dtype) for i, t in enumerate(written))
     return Work(shape.backward_flops(), (x,) + weights + (hx, cx, output) + grads, writes)
 
 
 # -- cuDNN / MIOpen: every layer and direction in one op ---------------------------------------
+
 
 def _cudnn_shape(a: OpArgs, x: TensorMeta, offset: int) -> RnnShape:
     """RnnShape from _cudnn_rnn-style arguments; ``offset`` shifts the positions after ``cx``."""
@@ -138,14 +141,25 @@ def _cudnn_rnn_backward(a: OpArgs) -> Work:
     x, weights, hx, cx = a.tensor(0, "input"), a.tensor_list(1, "weight"), a.tensor(4, "hx"), a.opt_tensor(5, "cx")
     shape = _cudnn_shape(a, x, 4)
     mask = a.bools(21, "output_mask")
-    reads = (x,) + weights + present(hx, cx, a.tensor(6, "output"), a.opt_tensor(7, "grad_output"),
-                                      a.opt_tensor(8, "grad_hy"), a.opt_tensor(9, "grad_cy"))
+    reads = (
+        (x,)
+        + weights
+        + present(
+            hx,
+            cx,
+            a.tensor(6, "output"),
+            a.opt_tensor(7, "grad_output"),
+            a.opt_tensor(8, "grad_hy"),
+            a.opt_tensor(9, "grad_cy"),
+        )
+    )
     grads = ((x,) if mask[0] else ()) + ((hx,) if mask[1] else ()) + ((cx,) if mask[2] and cx is not None else ())
     grads += weights if mask[3] else ()
     return Work(shape.backward_flops(weight_grad=mask[3]), reads, tuple(TensorMeta(t.shape, t.dtype) for t in grads))
 
 
 # -- composite aten::lstm / gru / rnn_tanh / rnn_relu (what Kineto and nsys show above the fused op) ---
+
 
 @builtin("aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu")
 def _rnn(a: OpArgs) -> Work:
@@ -155,8 +169,11 @@ def _rnn(a: OpArgs) -> Work:
     if a.op.overload:
         packed = a.op.overload == "data"
     else:  # Kineto: .data has its params list at 3, where .input has the bool has_biases
-        packed = a.has(3, "params") and isinstance(a.recorded(3, "params"), tuple) and not isinstance(
-            a.recorded(3, "params"), TensorMeta)
+        packed = (
+            a.has(3, "params")
+            and isinstance(a.recorded(3, "params"), tuple)
+            and not isinstance(a.recorded(3, "params"), TensorMeta)
+        )
     shift = 1 if packed else 0
     mode = _MODE_OF_NAME[a.name.removeprefix("aten::")]
     states = a.tensor_list(1 + shift, "hx") if mode == 2 else (a.tensor(1 + shift, "hx"),)
@@ -166,14 +183,17 @@ def _rnn(a: OpArgs) -> Work:
     directions = 2 if bidirectional else 1
     h_size = states[0].shape[-1]
     hidden = states[1].shape[-1] if mode == 2 else h_size
-    shape = RnnShape(_tokens(x), x.shape[-1], hidden, mode, layers, directions, h_size if h_size != hidden else 0,
-                     biases)
+    shape = RnnShape(
+        _tokens(x), x.shape[-1], hidden, mode, layers, directions, h_size if h_size != hidden else 0, biases
+    )
     out = TensorMeta(x.shape[:-1] + (h_size * directions,), x.dtype)
-    return Work(shape.forward_flops(), (x,) + states + params, (out,) + tuple(
-        TensorMeta(s.shape, s.dtype) for s in states))
+    return Work(
+        shape.forward_flops(), (x,) + states + params, (out,) + tuple(TensorMeta(s.shape, s.dtype) for s in states)
+    )
 
 
 # -- cells ------------------------------------------------------------------------------------
+
 
 @builtin("aten::lstm_cell", "aten::gru_cell", "aten::rnn_tanh_cell", "aten::rnn_relu_cell")
 def _cell(a: OpArgs) -> Work:
@@ -185,8 +205,11 @@ def _cell(a: OpArgs) -> Work:
     biases = present(a.opt_tensor(4, "b_ih"), a.opt_tensor(5, "b_hh"))
     hidden = w_hh.shape[-1]
     shape = RnnShape(numel(x.shape[:-1]), x.shape[-1], hidden, mode, biases=bool(biases))
-    return Work(shape.forward_flops(), (x,) + states + (w_ih, w_hh) + biases,
-                tuple(TensorMeta(s.shape, s.dtype) for s in states))
+    return Work(
+        shape.forward_flops(),
+        (x,) + states + (w_ih, w_hh) + biases,
+        tuple(TensorMeta(s.shape, s.dtype) for s in states),
+    )
 
 
 # _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias) -> (hy, cy, workspace);
@@ -208,13 +231,19 @@ def _fused_cell(a: OpArgs) -> Work:
 
 # _thnn_fused_lstm_cell_backward(_impl)(grad_hy, grad_cy, cx, cy, workspace, has_bias);
 # _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias)
-@builtin("aten::_thnn_fused_lstm_cell_backward_impl", "aten::_thnn_fused_lstm_cell_backward",
-         "aten::_thnn_fused_gru_cell_backward")
+@builtin(
+    "aten::_thnn_fused_lstm_cell_backward_impl",
+    "aten::_thnn_fused_lstm_cell_backward",
+    "aten::_thnn_fused_gru_cell_backward",
+)
 def _fused_cell_backward(a: OpArgs) -> Work:
     lstm = "lstm" in a.name
     workspace = a.tensor(4 if lstm else 1, "workspace")
-    reads = (workspace,) + (present(a.opt_tensor(0, "grad_hy"), a.opt_tensor(1, "grad_cy"), a.tensor(2, "cx"),
-                                     a.tensor(3, "cy")) if lstm else (a.tensor(0, "grad_hy"),))
+    reads = (workspace,) + (
+        present(a.opt_tensor(0, "grad_hy"), a.opt_tensor(1, "grad_cy"), a.tensor(2, "cx"), a.tensor(3, "cy"))
+        if lstm
+        else (a.tensor(0, "grad_hy"),)
+    )
     rows, gate_width = workspace.shape[0], workspace.shape[-1]
     hidden = gate_width // (4 if lstm else 5)
     per_unit, _ = _POINTWISE[2 if lstm else 3]

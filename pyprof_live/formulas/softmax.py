@@ -23,8 +23,16 @@ def _rows(shape: tuple, dim: int) -> int:
 
 # _softmax(self, dim, half_to_float); softmax(self, dim, dtype); _safe_softmax(self, dim, dtype);
 # _masked_softmax(self, mask, dim, mask_type) reads its mask too.
-@builtin("aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax", "aten::_safe_softmax",
-         "aten::_masked_softmax", "aten::special_softmax", "aten::special_log_softmax")
+@builtin(
+    "aten::_softmax",
+    "aten::softmax",
+    "aten::_log_softmax",
+    "aten::log_softmax",
+    "aten::_safe_softmax",
+    "aten::_masked_softmax",
+    "aten::special_softmax",
+    "aten::special_log_softmax",
+)
 def _softmax(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
     masked = a.name == "aten::_masked_softmax"

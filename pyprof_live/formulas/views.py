@@ -24,8 +24,10 @@ VIEW_OPS = (
     "ccol_indices row_indices _indices _values _coalesced_ _nested_view_from_buffer _nested_view_from_jagged "
     "atleast_1d atleast_2d atleast_3d broadcast_to broadcast_tensors unflatten_dense_tensors"
 )
-ALLOCATION_OPS = "empty empty_like empty_strided new_empty new_empty_strided resize_ resize_as_ _resize_output_ " \
-                 "empty_permuted set_ _empty_affine_quantized"
+ALLOCATION_OPS = (
+    "empty empty_like empty_strided new_empty new_empty_strided resize_ resize_as_ _resize_output_ "
+    "empty_permuted set_ _empty_affine_quantized"
+)
 MAYBE_COPY_OPS = "to contiguous type_as _cast_Float _cast_Half _cast_Long _cast_Int _cast_Double"
 METADATA_OPS = (
     "size stride numel dim is_contiguous is_same_size is_nonzero is_floating_point is_complex result_type "
@@ -34,8 +36,13 @@ METADATA_OPS = (
     "record_stream _version output_nr requires_grad_ retain_grad _backward set_data data"
 )
 # Not aten ops, but recorded by name: profiler bookkeeping, and the autograd-level detach Kineto shows.
-OTHER_NO_WORK = ("profiler::_record_function_enter", "profiler::_record_function_enter_new",
-                 "profiler::_record_function_exit", "detach", "detach_")
+OTHER_NO_WORK = (
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "detach",
+    "detach_",
+)
 
 
 def no_work_names() -> list[str]:

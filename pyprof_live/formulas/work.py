@@ -45,8 +45,9 @@ def present(*tensors) -> tuple:
 
 def check_shape(shape, what: str = "tensor") -> tuple:
     """``shape`` as a tuple of non-negative ints, or FormulaInputError naming the bad value."""
-    if not isinstance(shape, (tuple, list)) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                        for d in shape):
+    if not isinstance(shape, (tuple, list)) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
         raise FormulaInputError(f"bad shape for {what}: {shape!r}")
     return tuple(shape)
 

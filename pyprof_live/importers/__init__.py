@@ -46,13 +46,18 @@ def load(path, progress=None):
                 text = f.read(4096)
         except (OSError, EOFError, zlib.error) as e:
             raise ProfileFormatError(path, f"damaged gzip data ({e})") from None
-    from ..savefile import is_saved_profile, load_saved
+    from ..store.savefile import is_saved_profile
 
     if is_saved_profile(text):
+        from .saved import load_saved
+
         return load_saved(path)
     if text.lstrip()[:1] in (b"{", b"["):
         from .kineto import load_kineto
 
         return load_kineto(path, progress=progress)
-    raise ProfileFormatError(path, "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
-                                   "or nvprof SQLite export, or a PyTorch profiler JSON trace)")
+    raise ProfileFormatError(
+        path,
+        "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
+        "or nvprof SQLite export, or a PyTorch profiler JSON trace)",
+    )

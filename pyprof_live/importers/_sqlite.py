@@ -12,7 +12,6 @@ table. Texts that repeat (NVTX markers) are decoded once per distinct value by t
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from operator import attrgetter
 from pathlib import Path
@@ -23,18 +22,20 @@ from . import SQLITE_MAGIC, unreadable
 
 #: CUpti_ActivityMemcpyKind, the ``copyKind`` of nsys and nvprof memcpy rows.
 COPY_KINDS = {
-    1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
-    8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "HtoD", 12: "DtoH", 13: "DtoD",
+    1: "HtoD",
+    2: "DtoH",
+    3: "HtoA",
+    4: "AtoH",
+    5: "AtoA",
+    6: "AtoD",
+    7: "DtoA",
+    8: "DtoD",
+    9: "HtoH",
+    10: "PtoP",
+    11: "HtoD",
+    12: "DtoH",
+    13: "DtoD",
 }
-
-
-# CUPTI names API callbacks with the CUDA version that added them ("cudaLaunchKernel_v7000").
-_CALLBACK_VERSION = re.compile(r"_v\d{4,}\Z")
-
-
-def api_name(callback_name: str) -> str:
-    """``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``; driver names' own ``_v2`` stays."""
-    return _CALLBACK_VERSION.sub("", callback_name)
 
 
 def decode(value):
@@ -58,8 +59,7 @@ class Schema:
     def __init__(self, db: sqlite3.Connection):
         self.columns: dict[str, set] = {}
         rows = db.execute(
-            "SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
-            "WHERE m.type = 'table'"
+            "SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table'"
         )
         for table, column in rows:
             self.columns.setdefault(decode(table), set()).add(decode(column))
@@ -160,8 +160,9 @@ def _ill_typed_value(db, schema: Schema, integer_columns: list) -> str:
         wrong = " OR ".join(f'typeof("{column}") NOT IN {_ALLOWED_TYPES[nullable]}' for column, nullable in columns)
         types_and_values = ", ".join(f'typeof("{column}"), "{column}"' for column, _ in columns)
         try:
-            row = db.execute(f"SELECT rowid, {types_and_values} FROM {table} WHERE ({rows_read}) AND ({wrong}) "
-                             "LIMIT 1").fetchone()
+            row = db.execute(
+                f"SELECT rowid, {types_and_values} FROM {table} WHERE ({rows_read}) AND ({wrong}) LIMIT 1"
+            ).fetchone()
         except sqlite3.Error:  # no rowid, or damage this scan reaches and the reader did not
             continue
         if row is not None:

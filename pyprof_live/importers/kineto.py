@@ -592,7 +592,9 @@ class _Builder:
             )
         warnings += self.launching_pids.warnings()
         if self.counts.get("cuda_profiler_range"):
-            warnings.append("cuda_profiler_range events (CUPTI range profiler replays) are counted, not kept as kernels")
+            warnings.append(
+                "cuda_profiler_range events (CUPTI range profiler replays) are counted, not kept as kernels"
+            )
         if warnings:
             meta["warnings"] = warnings
         return meta
@@ -640,7 +642,7 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
     header: dict = {}
     with paused_gc():
         try:
-            for index, event in enumerate(read_trace_events(path, header, progress)):
+            for index, event in enumerate(read_trace_events(path, header, progress)):  # noqa: B007 - index names a bad event
                 handler = handlers.get(event.get("cat"))
                 if handler is not None:
                     handler(event)
@@ -652,6 +654,9 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
         try:
             return builder.finish(path, header)
         except _MALFORMED:  # a header entry, or ids that are used only once every event is in
-            problem = (header_problem(header) or first_event_problem(read_trace_events(path))
-                       or "a value of an unexpected type in the trace")
+            problem = (
+                header_problem(header)
+                or first_event_problem(read_trace_events(path))
+                or "a value of an unexpected type in the trace"
+            )
             raise ProfileFormatError(path, problem) from None

@@ -23,6 +23,7 @@ def _scalar(value) -> bool:
 def _array_of(item_check):
     def check(value):
         return isinstance(value, list) and all(map(item_check, value))
+
     return check
 
 
@@ -53,9 +54,20 @@ def _category(name=ANY, host=True, args=OBJECT, args_required=True, arg_fields=(
     return fields, arg_fields
 
 
-_CPU_OP = _category(STRING, args=OBJECT_OR_NOTHING, args_required=False, arg_fields=(
-    ("Fwd thread id", NUMBER), ("Input Dims", SHAPES), ("Input type", STRINGS), ("Input Strides", STRIDES),
-    ("Concrete Inputs", STRINGS), ("Call stack", STRING), ("External id", ID)))
+_CPU_OP = _category(
+    STRING,
+    args=OBJECT_OR_NOTHING,
+    args_required=False,
+    arg_fields=(
+        ("Fwd thread id", NUMBER),
+        ("Input Dims", SHAPES),
+        ("Input type", STRINGS),
+        ("Input Strides", STRIDES),
+        ("Concrete Inputs", STRINGS),
+        ("Call stack", STRING),
+        ("External id", ID),
+    ),
+)
 _RUNTIME = _category(STRING, arg_fields=_API_ARGS)
 _KERNEL = _category(host=False, arg_fields=(("correlation", ID), ("grid", NUMBERS), ("block", NUMBERS)))
 _MEMCPY = _category(STRING, host=False, arg_fields=(("correlation", ID),))
@@ -63,12 +75,16 @@ _MEMORY = ((("args", OBJECT_OR_NOTHING, False),), (("Total Allocated", NUMBER_OR
 
 #: What :class:`pyprof_live.importers.kineto._Builder` reads, by category (both dialects).
 FIELDS = {
-    "cpu_op": _CPU_OP, "Operator": _CPU_OP,
+    "cpu_op": _CPU_OP,
+    "Operator": _CPU_OP,
     "user_annotation": _category(args=ANY, args_required=False),
-    "cuda_runtime": _RUNTIME, "Runtime": _RUNTIME,
+    "cuda_runtime": _RUNTIME,
+    "Runtime": _RUNTIME,
     "cuda_driver": _category(arg_fields=_API_ARGS),
-    "kernel": _KERNEL, "Kernel": _KERNEL,
-    "gpu_memcpy": _MEMCPY, "Memcpy": _MEMCPY,
+    "kernel": _KERNEL,
+    "Kernel": _KERNEL,
+    "gpu_memcpy": _MEMCPY,
+    "Memcpy": _MEMCPY,
     "gpu_memset": _category(None, host=False, arg_fields=(("correlation", ID),)),
     "python_function": _category(STRING, arg_fields=(("Python id", ID), ("Python parent id", ID))),
 }

@@ -26,13 +26,15 @@ What is read, and what it becomes:
 
 from __future__ import annotations
 
+from functools import partial
 from operator import attrgetter
 
+from ..api_names import strip_added_version
 from ..errors import ProfileFormatError
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
-from ._sqlite import COPY_KINDS, Schema, Strings, api_name, decode, read_export, require_activity, sort_by_start
+from ._sqlite import COPY_KINDS, Schema, Strings, decode, read_export, require_activity, sort_by_start
 from .launches import unlaunched_warning
 from .nvtx_markers import MARK, PUSH_POP, START_END, ranges_from_query
 
@@ -145,10 +147,42 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     kernels = []
     append = kernels.append
     dims = _Dims()
-    for (start, end, device, stream, correlation, global_pid, context, name, grid, block, registers, shared_static,
-         shared_dynamic, graph, graph_node) in rows:
-        append(KernelRecord(strings[name], start, end, device, stream, correlation, ids[global_pid][0], context,
-                            dims[grid], dims[block], registers, shared_static, shared_dynamic, graph, graph_node))
+    for (
+        start,
+        end,
+        device,
+        stream,
+        correlation,
+        global_pid,
+        context,
+        name,
+        grid,
+        block,
+        registers,
+        shared_static,
+        shared_dynamic,
+        graph,
+        graph_node,
+    ) in rows:
+        append(
+            KernelRecord(
+                strings[name],
+                start,
+                end,
+                device,
+                stream,
+                correlation,
+                ids[global_pid][0],
+                context,
+                dims[grid],
+                dims[block],
+                registers,
+                shared_static,
+                shared_dynamic,
+                graph,
+                graph_node,
+            )
+        )
     sort_by_start(kernels, KERNEL)
     return kernels
 
@@ -158,14 +192,23 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
     for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
         if not schema.has(table):
             continue
-        col = lambda name: schema.column(table, name, "0")  # noqa: E731
+        col = partial(schema.column, table, default="0")
         rows = db.execute(
             f"SELECT start, end, bytes, {col('copyKind')}, {col('deviceId')}, {col('streamId')}, correlationId, "
             f"COALESCE({col('globalPid')}, 0) FROM {table}"
         )
         memops.extend(
-            MemoryRecord(kind, start, end, size, COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                         device, stream, correlation, ids[global_pid][0])
+            MemoryRecord(
+                kind,
+                start,
+                end,
+                size,
+                COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
+                device,
+                stream,
+                correlation,
+                ids[global_pid][0],
+            )
             for start, end, size, copy, device, stream, correlation, global_pid in rows
         )
     sort_by_start(memops, f"{MEMCPY} or {MEMSET}")
@@ -205,7 +248,7 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     for start, end, correlation, global_tid, name_id, event_class in rows:
         name = names.get(name_id)
         if name is None:
-            name = names[name_id] = api_name(strings[name_id])
+            name = names[name_id] = strip_added_version(strings[name_id])
         pid, tid = ids[global_tid]
         kind = "driver" if event_class == _DRIVER_CLASS else "runtime"
         append(ApiRecord(name, start, end, correlation, tid, pid, kind))
@@ -272,8 +315,9 @@ def _devices(db, schema: Schema, used: set) -> list:
 def _legacy_cuda_gpus(db, schema: Schema) -> dict:
     """Old exports keep compute capability, SMs and memory in TARGET_INFO_CUDA_GPU."""
     table = "TARGET_INFO_CUDA_GPU"
-    if not schema.has(table, "deviceId", "computeCapabilityMajor", "computeCapabilityMinor",
-                      "numMultiprocessors", "globalMemorySize"):
+    if not schema.has(
+        table, "deviceId", "computeCapabilityMajor", "computeCapabilityMinor", "numMultiprocessors", "globalMemorySize"
+    ):
         return {}
     rows = db.execute(
         f"SELECT deviceId, computeCapabilityMajor, computeCapabilityMinor, numMultiprocessors, globalMemorySize "

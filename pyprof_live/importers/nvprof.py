@@ -11,7 +11,7 @@ GPU work are kept, as for Nsight Systems.
 
 Kernel names are demangled by ``torch._C._demangle`` (c10::demangle: the C++ runtime's
 ``__cxa_demangle`` where there is one; names it cannot read stay as they are). API names come from
-:func:`pyprof_live.gpu.normalize.api_name` (cupti-python's callback id enums, as for live CUPTI
+:func:`pyprof_live.api_names.cupti_api_name` (cupti-python's callback id enums, as for live CUPTI
 capture) where cupti-python is installed, else read ``runtime cbid 211``.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..api_names import cupti_api_name
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from ._sqlite import COPY_KINDS, Schema, Strings, require_activity, sort_by_start
@@ -115,10 +116,39 @@ def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
             f"blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM {table}"
         )
         kernels.extend(
-            KernelRecord(names[name], start, end, device, stream, correlation, launching_pid(correlation),
-                         context, (gx, gy, gz), (bx, by, bz), registers, shared_static, shared_dynamic)
-            for (name, start, end, device, stream, correlation, context, gx, gy, gz, bx, by, bz, registers,
-                 shared_static, shared_dynamic) in rows
+            KernelRecord(
+                names[name],
+                start,
+                end,
+                device,
+                stream,
+                correlation,
+                launching_pid(correlation),
+                context,
+                (gx, gy, gz),
+                (bx, by, bz),
+                registers,
+                shared_static,
+                shared_dynamic,
+            )
+            for (
+                name,
+                start,
+                end,
+                device,
+                stream,
+                correlation,
+                context,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                registers,
+                shared_static,
+                shared_dynamic,
+            ) in rows
         )
     sort_by_start(kernels, " or ".join(_KERNEL_TABLES))
     return kernels
@@ -134,8 +164,17 @@ def _memops(db, schema: Schema, launching_pid) -> list:
             f"FROM {table}"
         )
         memops.extend(
-            MemoryRecord(kind, start, end, size, COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                         device, stream, correlation, launching_pid(correlation))
+            MemoryRecord(
+                kind,
+                start,
+                end,
+                size,
+                COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
+                device,
+                stream,
+                correlation,
+                launching_pid(correlation),
+            )
             for start, end, size, copy, device, stream, correlation in rows
         )
     sort_by_start(memops, " or ".join(t for t, _ in _MEMORY_TABLES))
@@ -167,8 +206,7 @@ def _markers(db, schema: Schema, strings: Strings) -> tuple[list, list]:
     )
     # A marker's domain is a StringTable id; 0 is the default domain.
     domains = {d: strings[d] if d else "" for (d,) in db.execute(f"SELECT DISTINCT {domain} FROM {_MARKER} AS s")}
-    return ranges_from_query(db, query, "s.timestamp, stop DESC, s.objectId", (capture_end,), _ObjectThreads(),
-                             domains)
+    return ranges_from_query(db, query, "s.timestamp, stop DESC, s.objectId", (capture_end,), _ObjectThreads(), domains)
 
 
 def _devices(db, schema: Schema, strings: Strings, used: set) -> list:
@@ -201,13 +239,10 @@ class _CallbackNames(dict):
 def _cupti_api_name(kind: str):
     """``cbid -> name`` for runtime or driver calls through gpu.normalize, None without cupti-python."""
     try:
-        from cupti import cupti
-
-        from ..gpu.normalize import api_name
+        from cupti import cupti  # noqa: F401 - present and loadable?
     except (ImportError, OSError):
         return None
-    activity = cupti.ActivityKind.RUNTIME if kind == "runtime" else cupti.ActivityKind.DRIVER
-    return partial(api_name, int(activity))
+    return partial(cupti_api_name, kind)
 
 
 class _KernelNames(dict):

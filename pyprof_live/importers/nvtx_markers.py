@@ -280,7 +280,7 @@ def parse_marker(text) -> Marker | None:
     if text[0] == "{":
         return _dict_marker(text)
     if text.startswith(LAYER_PREFIX):
-        name = text[len(LAYER_PREFIX):]
+        name = text[len(LAYER_PREFIX) :]
         return Marker("layer", name) if name else None
     return _emit_nvtx(text)
 
@@ -381,8 +381,25 @@ def _reading(raw) -> tuple:
     if marker is None or marker.kind in ("layer", "trace", "module"):
         return None, marker, text
     if marker.kind == "node":
-        return (marker.name, "node", "bwd", NO_LINK, marker.altseq, marker.name, marker.inputs, marker.kwargs,
-                marker.mod, marker.op_id), None, text
+        return (
+            (
+                marker.name,
+                "node",
+                "bwd",
+                NO_LINK,
+                marker.altseq,
+                marker.name,
+                marker.inputs,
+                marker.kwargs,
+                marker.mod,
+                marker.op_id,
+            ),
+            None,
+            text,
+        )
     # An op's direction comes from correlation: "fwd" at top level, "bwd" inside a node.
-    return (marker.name, marker.kind, "", marker.seq, NO_LINK, "", marker.inputs, marker.kwargs,
-            marker.mod, marker.op_id), None, text
+    return (
+        (marker.name, marker.kind, "", marker.seq, NO_LINK, "", marker.inputs, marker.kwargs, marker.mod, marker.op_id),
+        None,
+        text,
+    )

@@ -15,7 +15,7 @@ import json.scanner
 import os
 import re
 import zlib
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..errors import ProfileFormatError
 from . import GZIP_MAGIC, unreadable

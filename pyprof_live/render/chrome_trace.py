@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from .. import cells
+from ..analysis.kernel_names import short_name
 from ..formulas import evaluate
-from ..kernel_names import short_name
 from ..records import NO_LINK
-from .files import write_text_atomically
+from ..store.files import write_text_atomically
+from . import cells
 
 #: Perfetto reads ``ts``/``dur`` as float µs and truncates ``value * 1000`` to integer ns, so
 #: 1.001 µs would come back as 1000 ns and break nesting; a quarter ns added before dividing makes
@@ -46,10 +46,12 @@ def chrome_trace(profile) -> dict:
     device_tracks = defaultdict(list)
     for i, k in enumerate(records.kernels):
         device_tracks[(device_pid[k.device], k.stream)].append(
-            (k.start, k.end, 0, _kernel_event(records.ops, k), ("kernel", i)))
+            (k.start, k.end, 0, _kernel_event(records.ops, k), ("kernel", i))
+        )
     for i, m in enumerate(records.memops):
         device_tracks[(device_pid[m.device], m.stream)].append(
-            (m.start, m.end, 0, _memop_event(records.ops, m), ("memop", i)))
+            (m.start, m.end, 0, _memop_event(records.ops, m), ("memop", i))
+        )
 
     for pid in host_pids:
         builder.process(pid, f"host process {pid}", sort_index=0)
@@ -86,8 +88,9 @@ def write_chrome_trace(profile, path) -> int:
 
 
 def _origin(records) -> int:
-    starts = [min(x.start for x in items) for items in (records.ops, records.ranges, records.kernels, records.memops)
-              if items]
+    starts = [
+        min(x.start for x in items) for items in (records.ops, records.ranges, records.kernels, records.memops) if items
+    ]
     return min(starts) if starts else 0
 
 
@@ -142,8 +145,15 @@ class _TraceBuilder:
         self._next_flow += 1
         for key, phase in ((source, "s"), (target, "f")):
             pid, tid, anchor = self.placed[key]
-            event = {"ph": phase, "cat": category, "name": category, "id": flow_id, "pid": pid, "tid": tid,
-                     "ts": _us(anchor - self.origin)}
+            event = {
+                "ph": phase,
+                "cat": category,
+                "name": category,
+                "id": flow_id,
+                "pid": pid,
+                "tid": tid,
+                "ts": _us(anchor - self.origin),
+            }
             if phase == "f":
                 event["bp"] = "e"  # bind to the slice enclosing ts (the target), not the next one
             self.events.append(event)
@@ -165,7 +175,7 @@ def _nest_into_lanes(slices) -> list:
     lane_of = []
     children = defaultdict(list)
     for position, (start, end, *_rest) in enumerate(ordered):
-        for lane, stack in enumerate(stacks):
+        for lane, stack in enumerate(stacks):  # noqa: B007 - the lane found is used after the loop
             while stack and stack[-1][0] <= start:
                 stack.pop()
             if not stack or end <= stack[-1][0]:
@@ -201,14 +211,25 @@ def _op_event(ops, i: int) -> dict:
     op = ops[i]
     cost = evaluate(op)
     args = {
-        "index": i, "dir": op.dir, "module": op.module, "layer": ":".join(op.layer),
+        "index": i,
+        "dir": op.dir,
+        "module": op.module,
+        "layer": ":".join(op.layer),
         "seq": op.seq if op.seq != NO_LINK else None,
         "altseq": op.altseq if op.altseq != NO_LINK else None,
-        "node": op.node, "params": cells.params_text(op), "flops": cost.flops, "bytes": cost.bytes,
-        "callsite": " <- ".join(op.callsite), "forward op": ops[op.fwd].name if op.fwd != NO_LINK else None,
+        "node": op.node,
+        "params": cells.params_text(op),
+        "flops": cost.flops,
+        "bytes": cost.bytes,
+        "callsite": " <- ".join(op.callsite),
+        "forward op": ops[op.fwd].name if op.fwd != NO_LINK else None,
     }
-    return {"ph": "X", "cat": "op" if op.kind != "function" else "function", "name": op.name,
-            "args": {k: v for k, v in args.items() if v not in (None, "")}}
+    return {
+        "ph": "X",
+        "cat": "op" if op.kind != "function" else "function",
+        "name": op.name,
+        "args": {k: v for k, v in args.items() if v not in (None, "")},
+    }
 
 
 def _range_event(r) -> dict:
@@ -218,8 +239,13 @@ def _range_event(r) -> dict:
 
 def _kernel_event(ops, k) -> dict:
     args = {
-        "kernel": k.name, "device": k.device, "stream": k.stream, "correlation": k.correlation,
-        "grid": cells.xyz_text(k.grid), "block": cells.xyz_text(k.block), "registers per thread": k.registers,
+        "kernel": k.name,
+        "device": k.device,
+        "stream": k.stream,
+        "correlation": k.correlation,
+        "grid": cells.xyz_text(k.grid),
+        "block": cells.xyz_text(k.block),
+        "registers per thread": k.registers,
         "shared memory": k.shared_static + k.shared_dynamic,
         "op": ops[k.op].name if k.op != NO_LINK else "(unattributed)",
     }
@@ -229,7 +255,10 @@ def _kernel_event(ops, k) -> dict:
 def _memop_event(ops, m) -> dict:
     duration = m.end - m.start
     args = {
-        "bytes": m.bytes, "device": m.device, "stream": m.stream, "correlation": m.correlation,
+        "bytes": m.bytes,
+        "device": m.device,
+        "stream": m.stream,
+        "correlation": m.correlation,
         "GB/s": round(m.bytes / duration, 3) if duration > 0 else None,  # bytes per ns = GB/s
         "op": ops[m.op].name if m.op != NO_LINK else "(unattributed)",
     }

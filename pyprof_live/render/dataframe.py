@@ -8,19 +8,6 @@ profile works on the next. Numbers are pandas' nullable ``Int64`` (ns, counts, f
 
 from __future__ import annotations
 
-from ..columns import BY_NAME
-
-#: Text columns of each summary view, by the view's title; their other columns are numbers. Names
-#: mean other things in other views (the overview's ``kernel`` is time, the modules' ``ops`` a
-#: count), so they are looked up per view. The per-kernel table's come from its column contract.
-_SUMMARY_TEXT = {
-    "ops by op": {"op", "bound"}, "ops by op+shape": {"op", "params", "bound"},
-    "kernels": {"kernel", "bound"}, "modules": {"module", "bound"}, "overview": {"step"},
-    "recommendations": {"rule", "advice", "where"},
-}
-#: Numbers with a fraction: percentages, rounded to 0.1. Every other number is an integer.
-_REAL = frozenset({"sol%", "busy%", "share%", "kernel%"})
-
 
 def view_dataframe(view):
     """One DataFrame row per view row, columns named as the view's (``sil``, ``host``...)."""
@@ -38,11 +25,9 @@ def view_dataframe(view):
     return pd.DataFrame(data)
 
 
+_DTYPES = {"text": "string", "int": "Int64", "real": "Float64"}
+
+
 def _dtypes(view) -> dict:
-    """Column name -> pandas dtype name."""
-    text = _SUMMARY_TEXT.get(view.title)
-    if text is None:  # the per-kernel table
-        # The contract marks tc as text (it prints '-' for "cannot tell"), but it holds the integers
-        # 1 and 0, as in p.kernels().
-        text = {c for c in view.columns if not BY_NAME[c].numeric}
-    return {c: "string" if c in text else "Float64" if c in _REAL else "Int64" for c in view.columns}
+    """Column name -> pandas dtype name, from the kind of each column the view declares."""
+    return {c: _DTYPES[view.column(c).kind] for c in view.columns}

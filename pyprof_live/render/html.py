@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from html import escape
 
-from .text import cell, header
+from .text import cell
 
 
 def view_html(view, limit: int = 500) -> str:
     columns = view.columns
-    head = "".join(f"<th>{escape(header(c))}</th>" for c in columns)
+    head = "".join(f"<th>{escape(view.column(c).header)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{escape(cell(r.get(c)))}</td>" for c in columns) + "</tr>" for r in view.rows[:limit]
     )

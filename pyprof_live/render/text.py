@@ -5,17 +5,11 @@ from __future__ import annotations
 import csv
 import io
 
-from ..columns import BY_NAME
 from ..errors import ColumnError
 from ..gcpause import paused_gc
 
 FORMATS = ("columns", "csv", "space")
 _MIN_SHRUNK = 8
-
-
-def header(name: str) -> str:
-    column = BY_NAME.get(name)
-    return column.header if column else name
 
 
 def cell(value) -> str:
@@ -33,39 +27,39 @@ def render_view(view, fmt: str = "columns", width: int | None = None, limit: int
         raise ColumnError(f"limit must be 0 or more, not {limit}")
     columns = view.columns
     rows = view.rows if limit is None else view.rows[:limit]
+    heads = [view.column(c).header for c in columns]
     if fmt == "csv":
-        return render_csv(rows, columns)
+        return render_csv(rows, columns, heads)
     if fmt == "space":
-        return "\n".join(
-            " ".join(cell(r.get(c)).replace(" ", "_") or "-" for c in columns) for r in rows
-        )
+        return "\n".join(" ".join(cell(r.get(c)).replace(" ", "_") or "-" for c in columns) for r in rows)
     if fmt != "columns":
         raise ColumnError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
-    text = render_columns(rows, columns, width)
+    text = render_columns(rows, columns, heads, width)
     notes = list(view.notes)
     if limit is not None and len(view.rows) > limit:
         notes.insert(0, f"showing {limit} of {len(view.rows)} rows")
     return text + ("\n" + "\n".join(notes) if notes else "")
 
 
-def render_csv(rows, columns) -> str:
+def render_csv(rows, columns, heads) -> str:
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    writer.writerow([header(c) for c in columns])
+    writer.writerow(heads)
     for r in rows:
         writer.writerow([cell(r.get(c)) for c in columns])
     return out.getvalue()
 
 
-def render_columns(rows, columns, width: int | None) -> str:
+def render_columns(rows, columns, heads, width: int | None) -> str:
     # Column by column: a column's value types decide both its alignment and how its text is made,
     # so whole columns of str or int convert in C instead of one cell() call per value.
     by_column = list(zip(*[[r.get(c) for c in columns] for r in rows])) if rows else [()] * len(columns)
     kinds = [set(map(type, col)) for col in by_column]
     numeric = [bool(col) and _is_numeric(col, k) for col, k in zip(by_column, kinds)]
-    texts = [col if k <= _STR else tuple(map(str, col)) if k <= _INT else tuple(map(cell, col))
-             for col, k in zip(by_column, kinds)]
-    heads = [header(c) for c in columns]
+    texts = [
+        col if k <= _STR else tuple(map(str, col)) if k <= _INT else tuple(map(cell, col))
+        for col, k in zip(by_column, kinds)
+    ]
     widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts)]
     if width is not None:
         widths = _fit(widths, heads, columns, numeric, width)
@@ -96,7 +90,9 @@ def _fit(widths, heads, columns, numeric, width: int) -> list:
         candidates = [i for i in shrinkable if widths[i] > max(_MIN_SHRUNK, len(heads[i]))]
         if not candidates:
             needed = total()
-            raise ColumnError(f"width {width} is too small for columns {','.join(columns)}: they need at least {needed}")
+            raise ColumnError(
+                f"width {width} is too small for columns {','.join(columns)}: they need at least {needed}"
+            )
         widest = max(candidates, key=lambda i: widths[i])
         widths[widest] -= 1
     return widths

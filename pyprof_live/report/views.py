@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import cells
-from .analysis import roofline as roofline_cells
-from .analysis.devicework import DeviceWork
-from .analysis.roofline import RooflineSum
-from .analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
-from .formulas import evaluate
-from .kernel_names import short_name, uses_tensor_cores
+from ..analysis import roofline as roofline_cells
+from ..analysis.devicework import DeviceWork
+from ..analysis.kernel_names import short_name, uses_tensor_cores
+from ..analysis.roofline import RooflineSum
+from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
+from ..formulas import evaluate
+from ..gcpause import paused_gc
+from ..records import DIRECTIONS, NO_LINK
+from ..render import cells
 from .columns import COLUMN_NAMES
-from .gcpause import paused_gc
-from .records import DIRECTIONS, NO_LINK
 from .view import View
 
 
@@ -81,9 +81,13 @@ def _device_cells(kind: str, item) -> dict:
     if kind == "kernel":
         tc = uses_tensor_cores(item.name)
         return {
-            "kernel": short_name(item.name), "sil": item.end - item.start, "tc": None if tc is None else int(tc),
-            "device": item.device, "stream": item.stream,
-            "grid": cells.xyz_text(item.grid), "block": cells.xyz_text(item.block),
+            "kernel": short_name(item.name),
+            "sil": item.end - item.start,
+            "tc": None if tc is None else int(tc),
+            "device": item.device,
+            "stream": item.stream,
+            "grid": cells.xyz_text(item.grid),
+            "block": cells.xyz_text(item.block),
         }
     label = f"[memcpy {item.copy_kind}]" if item.kind == "memcpy" else "[memset]"
     return {"kernel": label, "sil": item.end - item.start, "device": item.device, "stream": item.stream}
@@ -159,11 +163,14 @@ def peak_notes(profile, device_work) -> list:
         peak = device_work.peaks.get(device)
         label = names.get(device, "unknown GPU")
         if peak is None:
-            notes.append(f"no peak figures for device {device} ({label}): ideal, sol% and bound are '-'; "
-                         "give them with p.set_peak(...)")
+            notes.append(
+                f"no peak figures for device {device} ({label}): ideal, sol% and bound are '-'; "
+                "give them with p.set_peak(...)"
+            )
         else:
-            notes.append(f"speed of light on device {device} ({label}): {peak.name} dense peaks, "
-                         f"{peak.bandwidth:g} GB/s DRAM")
+            notes.append(
+                f"speed of light on device {device} ({label}): {peak.name} dense peaks, {peak.bandwidth:g} GB/s DRAM"
+            )
     return notes
 
 
@@ -202,8 +209,17 @@ def op_summary(profile, by: str = "op") -> View:
         key = (op.name, shapes)
         g = groups.get(key)
         if g is None:
-            g = groups[key] = {"op": op.name, "params": shapes or None, "calls": 0, "host": 0, "host_self": 0,
-                               "dev": 0, "dev_self": 0, "flops": 0, "bytes": 0}
+            g = groups[key] = {
+                "op": op.name,
+                "params": shapes or None,
+                "calls": 0,
+                "host": 0,
+                "host_self": 0,
+                "dev": 0,
+                "dev_self": 0,
+                "flops": 0,
+                "bytes": 0,
+            }
             lines[key] = RooflineSum()
         device = work.get(i)
         g["calls"] += 1
@@ -230,7 +246,8 @@ def op_summary(profile, by: str = "op") -> View:
     columns += ("flops", "bytes")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    return View(f"ops by {by}", columns, rows, peak_notes(profile, work))
+    text = {"op", "params", "bound"} if by == "op+shape" else {"op", "bound"}
+    return View(f"ops by {by}", columns, rows, peak_notes(profile, work), text=frozenset(text))
 
 
 @paused_gc()
@@ -262,8 +279,19 @@ def module_summary(profile) -> View:
             path = ".".join(parts[:depth])
             t = totals.get(path)
             if t is None:
-                t = totals[path] = {"module": path, "depth": depth - 1, "ops": 0, "host_self": 0, "host": 0,
-                                    "fwd": 0, "bwd": 0, "dev": 0, "dev_self": 0, "dev_fwd": 0, "dev_bwd": 0}
+                t = totals[path] = {
+                    "module": path,
+                    "depth": depth - 1,
+                    "ops": 0,
+                    "host_self": 0,
+                    "host": 0,
+                    "fwd": 0,
+                    "bwd": 0,
+                    "dev": 0,
+                    "dev_self": 0,
+                    "dev_fwd": 0,
+                    "dev_bwd": 0,
+                }
                 lines[path] = RooflineSum()
             own = depth == len(parts)
             if innermost:
@@ -288,7 +316,7 @@ def module_summary(profile) -> View:
         columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")
     if any(r["ideal"] is not None for r in rows):
         columns += _ROOFLINE_COLUMNS
-    return View("modules", columns, rows, peak_notes(profile, work))
+    return View("modules", columns, rows, peak_notes(profile, work), text=frozenset({"module", "bound"}))
 
 
 @paused_gc()
@@ -307,8 +335,14 @@ def kernel_summary(profile) -> View:
         g = groups.get(name)
         if g is None:
             tc = uses_tensor_cores(k.name)
-            g = groups[name] = {"kernel": name, "calls": 0, "sil": 0, "min": d, "max": d,
-                                "tc": None if tc is None else int(tc)}
+            g = groups[name] = {
+                "kernel": name,
+                "calls": 0,
+                "sil": 0,
+                "min": d,
+                "max": d,
+                "tc": None if tc is None else int(tc),
+            }
             lines[name] = RooflineSum()
         g["calls"] += 1
         g["sil"] += d
@@ -325,7 +359,7 @@ def kernel_summary(profile) -> View:
     columns = ("kernel", "calls", "sil", "mean", "min", "max", "tc")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    return View("kernels", columns, rows, peak_notes(profile, work))
+    return View("kernels", columns, rows, peak_notes(profile, work), text=frozenset({"kernel", "bound"}))
 
 
 @paused_gc()
@@ -346,13 +380,16 @@ def overview(profile) -> View:
     device = has_device_time(profile)
     shown = CATEGORIES if device else tuple(c for c in CATEGORIES if c not in DEVICE_CATEGORIES + ("runtime",))
     columns = ("step", "dur") + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
-    return View("overview", columns, rows, notes=_overview_notes(profile))
+    return View("overview", columns, rows, notes=_overview_notes(profile), text=frozenset({"step"}))
 
 
 def _with_busy(row: dict) -> dict:
     busy = sum(row[c] for c in DEVICE_CATEGORIES)
-    row.update(gpu_busy=busy, gpu_idle=row["dur"] - busy,
-               **{"busy%": round(100.0 * busy / row["dur"], 1) if row["dur"] else None})
+    row.update(
+        gpu_busy=busy,
+        gpu_idle=row["dur"] - busy,
+        **{"busy%": round(100.0 * busy / row["dur"], 1) if row["dur"] else None},
+    )
     return row
 
 
@@ -371,9 +408,11 @@ def _overview_notes(profile) -> list:
     spent = ", ".join(f"{d} {by_dir[d]}" for d in DIRECTIONS if by_dir.get(d))
     notes.append(f"{len(records.ops)} ops" + (f"; innermost op host time (ns): {spent}" if spent else ""))
     if records.kernels:
-        notes.append(f"{len(records.kernels)} kernels, {profile.correlation.kernels_unattributed} of them launched "
-                     "outside any recorded op")
-    from .analysis.recommendations import recommendations
+        notes.append(
+            f"{len(records.kernels)} kernels, {profile.correlation.kernels_unattributed} of them launched "
+            "outside any recorded op"
+        )
+    from .recommendations import recommendations
 
     advice = recommendations(profile)
     for row in advice.rows[:3]:

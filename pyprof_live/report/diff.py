@@ -44,7 +44,7 @@ def diff(before, after, by: str = "op") -> View:
     only_a = sum(1 for k in rows_a if k not in rows_b)
     only_b = sum(1 for k in rows_b if k not in rows_a)
     notes.append(f"{len(rows)} ops by {by}: {only_a} only in A, {only_b} only in B; sorted by |d_{time}|")
-    return View(f"diff by {by}", columns, rows, notes)
+    return View(f"diff by {by}", columns, rows, notes, text=frozenset({"op", "params"}))
 
 
 def _key(row) -> tuple:

@@ -7,12 +7,22 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .records import TensorMeta, Unknown
+from ..records import TensorMeta, Unknown
 
 _SHORT_DTYPES = {
-    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
-    "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
-    "complex64": "c64", "complex128": "c128", "complex32": "c32",
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "bool": "bool",
+    "complex64": "c64",
+    "complex128": "c128",
+    "complex32": "c32",
 }
 
 
@@ -76,7 +86,7 @@ def _params_text(op) -> str:
     """Live capture appends keyword values to ``inputs`` (schema order); importers keep them only in
     ``kwargs``. Either way each value is shown once, under its schema or keyword name."""
     kw_values = tuple(v for _, v in op.kwargs)
-    appended = bool(kw_values) and op.inputs[len(op.inputs) - len(kw_values):] == kw_values
+    appended = bool(kw_values) and op.inputs[len(op.inputs) - len(kw_values) :] == kw_values
     positional = op.inputs[: len(op.inputs) - len(kw_values)] if appended else op.inputs
     names = argument_names(op.name, op.overload) if positional else ()
     tensors, others = [], []

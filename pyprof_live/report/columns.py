@@ -19,20 +19,40 @@ class Column(NamedTuple):
 
 COLUMNS = (
     Column("idx", "Idx", True, "row number, in launch order (host time of the launching call or op)"),
-    Column("seq", "SeqId", True, "autograd sequence number tying fwd and bwd: fwd = the node the op created, "
-           "bwd = the node it runs in (the forward op's number), as PyProf's seqId"),
+    Column(
+        "seq",
+        "SeqId",
+        True,
+        "autograd sequence number tying fwd and bwd: fwd = the node the op created, "
+        "bwd = the node it runs in (the forward op's number), as PyProf's seqId",
+    ),
     Column("altseq", "AltSeqId", False, "other sequence numbers in the op chain (PyProf's altSeqId)"),
     Column("tid", "TId", True, "host thread that ran the op"),
     Column("layer", "Layer", False, "nested `layer:` NVTX / pyprof_live.layer() names, outermost first, joined by ':'"),
     Column("trace", "Trace", False, "user call site, innermost first: 'model.py:17 <- train.py:52'"),
-    Column("dir", "Direction", False, "fwd, bwd, opt (optimizer step), recompute (activation checkpointing), other (DataLoader fetches)"),
+    Column(
+        "dir",
+        "Direction",
+        False,
+        "fwd, bwd, opt (optimizer step), recompute (activation checkpointing), other (DataLoader fetches)",
+    ),
     Column("sub", "Sub", True, "index of the kernel within its op (0, 1, ...); '-' for an op that launched none"),
-    Column("mod", "Module", False, "Python API namespace of the op where the source knows it "
-           "(torch.nn.functional, Tensor, a wrapped class), else '-'"),
+    Column(
+        "mod",
+        "Module",
+        False,
+        "Python API namespace of the op where the source knows it "
+        "(torch.nn.functional, Tensor, a wrapped class), else '-'",
+    ),
     Column("op", "Op", False, "innermost op the source can see (live: the aten op, aten::addmm)"),
     Column("kernel", "Kernel", False, "short GPU kernel name (memcpy/memset shown as [memcpy HtoD] / [memset])"),
-    Column("params", "Params", False, "input shapes and dtypes, then non-tensor arguments (stride, padding, dim, alpha...); "
-           "from the nearest enclosing op that recorded them when the op itself did not"),
+    Column(
+        "params",
+        "Params",
+        False,
+        "input shapes and dtypes, then non-tensor arguments (stride, padding, dim, alpha...); "
+        "from the nearest enclosing op that recorded them when the op itself did not",
+    ),
     Column("sil", "Sil(ns)", True, "device time of the kernel in ns (silicon time; never host time)"),
     Column("tc", "TC", True, "1 = the kernel used tensor cores, 0 = it did not, '-' = cannot tell / no kernel"),
     Column("device", "Device", True, "GPU index"),
@@ -40,12 +60,19 @@ COLUMNS = (
     Column("grid", "Grid", False, "kernel grid x,y,z"),
     Column("block", "Block", False, "kernel block x,y,z"),
     Column("flops", "FLOPs", True, "floating-point operations of the op (on its first row; 'na' = no formula)"),
-    Column("bytes", "Bytes", True, "bytes the op reads + writes, each tensor once (on its first row; 'na' = no formula)"),
+    Column(
+        "bytes", "Bytes", True, "bytes the op reads + writes, each tensor once (on its first row; 'na' = no formula)"
+    ),
     Column("module", "ModulePath", False, "nn.Module path (ResNet.layer1.0.conv1); bwd ops carry their fwd op's"),
     Column("host", "Host(ns)", True, "host time of the op in ns (on its first row)"),
     Column("ops", "Ops", False, "chain of enclosing ops, outermost first, ending with `op`"),
-    Column("ideal", "Ideal(ns)", True, "speed-of-light time of the op on its GPU: max(flops / peak math rate, "
-           "bytes / DRAM bandwidth), dense peaks (on its first row; '-' = no kernels, formula or peak figures)"),
+    Column(
+        "ideal",
+        "Ideal(ns)",
+        True,
+        "speed-of-light time of the op on its GPU: max(flops / peak math rate, "
+        "bytes / DRAM bandwidth), dense peaks (on its first row; '-' = no kernels, formula or peak figures)",
+    ),
     Column("sol%", "SOL%", True, "ideal as a percentage of the device time of all the op's kernels (on its first row)"),
     Column("bound", "Bound", False, "compute or memory: which term of the ideal time is larger (on its first row)"),
 )

@@ -22,10 +22,10 @@ import json
 import re
 import zlib
 
-from .errors import ProfileFormatError, ProfileVersionError
-from .gcpause import paused_gc
-from .records import RECORD_TYPES, TensorMeta, Unknown
-from .render.files import write_text_atomically
+from ..errors import ProfileFormatError, ProfileVersionError
+from ..gcpause import paused_gc
+from ..records import RECORD_TYPES, TensorMeta, Unknown
+from .files import write_text_atomically
 
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
@@ -42,8 +42,11 @@ def _stored_fields(cls) -> dict:
 #: Per record list: the fields saved, and those a file must hold (no default to fall back on).
 _STORED = {name: _stored_fields(cls) for name, cls in RECORD_TYPES.items()}
 _REQUIRED = {
-    name: [f.name for f in dataclasses.fields(cls)
-           if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    name: [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
     for name, cls in RECORD_TYPES.items()
 }
 
@@ -100,10 +103,8 @@ def is_saved_profile(head: bytes) -> bool:
     return _FORMAT_KEY.search(head[:400]) is not None
 
 
-def load_saved(path):
-    """Read a file written by :func:`save`."""
-    from .profile import Profile
-
+def read_saved(path) -> tuple[dict, dict]:
+    """Read a file written by :func:`save`: (record lists by name, meta); ``importers.saved`` makes the Profile."""
     try:
         with gzip.open(path, "rb") as f:
             document = json.loads(f.read())
@@ -116,8 +117,10 @@ def load_saved(path):
         raise ProfileFormatError(path, "saved profile has no format version")
     if version > FORMAT_VERSION:
         raise ProfileVersionError(
-            path, f"saved by a newer pyprof_live (format version {version}; this one reads up to "
-                  f"{FORMAT_VERSION}): upgrade pyprof_live to read it")
+            path,
+            f"saved by a newer pyprof_live (format version {version}; this one reads up to "
+            f"{FORMAT_VERSION}): upgrade pyprof_live to read it",
+        )
     try:
         with paused_gc():  # records hold no cycles: rescanning the growing heap is wasted time
             lists = {name: _read_table(name, cls, document["records"][name]) for name, cls in RECORD_TYPES.items()}
@@ -128,11 +131,11 @@ def load_saved(path):
         raise ProfileFormatError(path, f"saved profile is damaged ({e})") from None
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({type(e).__name__}: {e})") from None
-    return Profile(meta=meta, **lists)
+    return lists, meta
 
 
 class _Damage(Exception):
-    """What does not fit in one table of a saved profile; load_saved names the file."""
+    """What does not fit in one table of a saved profile; read_saved names the file."""
 
 
 def _read_table(name: str, cls, table) -> list:

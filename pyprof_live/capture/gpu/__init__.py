@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..errors import GpuUnavailableError
-from ..records import Records
+from ...errors import GpuUnavailableError
+from ...records import Records
 
 
 @dataclass
@@ -69,9 +69,13 @@ def select_backend(option: str, warnings: list):
     if option == "off":
         return None
     if not torch.cuda.is_available():
-        reason = (f"torch {torch.__version__} sees no CUDA device" + (" (a CPU build)" if torch.version.cuda is None else ""))
+        reason = f"torch {torch.__version__} sees no CUDA device" + (
+            " (a CPU build)" if torch.version.cuda is None else ""
+        )
         if option == "cupti":
-            raise GpuUnavailableError(f"gpu='cupti' needs a CUDA device, and {reason}; use gpu='auto' for a CPU-only profile")
+            raise GpuUnavailableError(
+                f"gpu='cupti' needs a CUDA device, and {reason}; use gpu='auto' for a CPU-only profile"
+            )
         return None
     try:
         from . import cupti_backend

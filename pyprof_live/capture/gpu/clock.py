@@ -10,8 +10,8 @@ two host reads and keeps the narrowest of several tries: its error is at most ha
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 #: Bracketed reads per measurement; the narrowest one is kept.
 TRIES = 10
@@ -30,8 +30,9 @@ class ClockSample:
         return self.cupti_ns - self.host_ns
 
 
-def sample(read_cupti: Callable[[], int], read_host: Callable[[], int] = time.perf_counter_ns,
-           tries: int = TRIES) -> ClockSample:
+def sample(
+    read_cupti: Callable[[], int], read_host: Callable[[], int] = time.perf_counter_ns, tries: int = TRIES
+) -> ClockSample:
     """The narrowest of ``tries`` bracketed reads ``host, cupti, host``."""
     best = None
     for _ in range(tries):

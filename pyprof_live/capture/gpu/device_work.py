@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..kernel_names import kernel_category
+from ...analysis.kernel_names import kernel_category
 
 
 def graph_replays(kernels) -> dict:

@@ -96,8 +96,8 @@ def _template_split(component: str) -> tuple[str, str]:
         elif component[index] in _CLOSERS:
             depth -= 1
             if depth == 0:
-                return component[:opening], component[opening + 1:index]
-    return component[:opening], component[opening + 1:]
+                return component[:opening], component[opening + 1 : index]
+    return component[:opening], component[opening + 1 :]
 
 
 def _short_from_demangled(text: str) -> str:
@@ -155,7 +155,7 @@ def _read_mangled_name(text: str, position: int, prefixes: list[list[str]]) -> t
             position = substitution.end()
         elif length:
             end = length.end() + int(length.group())
-            components.append(text[length.end():end])
+            components.append(text[length.end() : end])
             position = end
         else:
             break
@@ -178,14 +178,29 @@ _TRITON_PREFIX = re.compile(r"triton_(poi|red|per)_")
 _CATEGORY_BY_SHORT_NAME = (
     ("attention", re.compile(r"(?i)flash|fmha|attention|attn|sdpa")),
     ("softmax", re.compile(r"(?i)softmax")),
-    ("norm", re.compile(r"(?i)layer_?norm|rms_?norm|group_?norm|batch_?norm|instance_?norm|bn_fw|bn_bw"
-                        r"|RowwiseMoments|GammaBeta|ComputeInternalGradients|ComputeGradientFusedParams")),
+    (
+        "norm",
+        re.compile(
+            r"(?i)layer_?norm|rms_?norm|group_?norm|batch_?norm|instance_?norm|bn_fw|bn_bw"
+            r"|RowwiseMoments|GammaBeta|ComputeInternalGradients|ComputeGradientFusedParams"
+        ),
+    ),
     ("pooling", re.compile(r"(?i)pool")),
-    ("copy", re.compile(r"(?i)copy|transpose|nchwToNhwc|nhwcToNchw|CatArray|indexSelect|index_select"
-                        r"|index_elementwise|gather")),
+    (
+        "copy",
+        re.compile(
+            r"(?i)copy|transpose|nchwToNhwc|nhwcToNchw|CatArray|indexSelect|index_select"
+            r"|index_elementwise|gather"
+        ),
+    ),
     ("conv", re.compile(r"(?i)conv(?!ert)|fprop|dgrad|wgrad|winograd|fft2d|im2col|flip_filter|cudnn")),
-    ("gemm", re.compile(r"(?i)gemm|gemv|nvjet|matmul|splitKreduce|dot_kernel|tensorop|wmma"
-                        r"|(?:^|_)(?:b|add)?mm(?:_|$)")),
+    (
+        "gemm",
+        re.compile(
+            r"(?i)gemm|gemv|nvjet|matmul|splitKreduce|dot_kernel|tensorop|wmma"
+            r"|(?:^|_)(?:b|add)?mm(?:_|$)"
+        ),
+    ),
     ("reduction", re.compile(r"(?i)reduc|argmax|argmin|persistent")),
     ("elementwise", re.compile(r"(?i)elementwise|pointwise|multi_tensor_apply|dropout|distribution|fill")),
 )

@@ -27,7 +27,7 @@ import time
 import torch
 from cupti import cupti
 
-from ..records import DeviceInfo, Records
+from ...records import DeviceInfo, Records
 from . import GpuCapture, report_unavailable
 from .clock import ClockMap, sample
 from .device_work import describe
@@ -35,8 +35,15 @@ from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
 from .torch_internals import has_primary_context, torch_profiler_running
 
 #: Enabled at start, disabled at stop (only those that were enabled). Kineto enables the same ones.
-ACTIVITY_KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET", "RUNTIME", "DRIVER", "EXTERNAL_CORRELATION",
-                  "SYNCHRONIZATION")
+ACTIVITY_KINDS = (
+    "CONCURRENT_KERNEL",
+    "MEMCPY",
+    "MEMSET",
+    "RUNTIME",
+    "DRIVER",
+    "EXTERNAL_CORRELATION",
+    "SYNCHRONIZATION",
+)
 BUFFER_BYTES = 8 << 20  # CUPTI's advice is 1-10 MB; 0 records limit = as many as fit
 FLUSH_FORCED = 1  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: also buffers still being filled
 #: Op id pushed around the synchronise at stop; no op gets it (op ids count up from 0).
@@ -79,9 +86,11 @@ def unusable_reason() -> str:
     torch_major = cuda_major(torch.version.cuda)
     package_major = cuda_major(package)
     if torch_major is not None and package_major is not None and torch_major != package_major:
-        return (f"cupti-python {package} is for CUDA {package_major} but torch {torch.__version__} uses CUDA "
-                f"{torch.version.cuda} (two CUPTI libraries in one process collide); "
-                f"install the matching one: pip install 'cupti-python=={torch_major}.*'")
+        return (
+            f"cupti-python {package} is for CUDA {package_major} but torch {torch.__version__} uses CUDA "
+            f"{torch.version.cuda} (two CUPTI libraries in one process collide); "
+            f"install the matching one: pip install 'cupti-python=={torch_major}.*'"
+        )
     if torch_profiler_running():
         return "torch.profiler is recording and owns CUPTI; stop it first"
     if _owner is not None:
@@ -93,8 +102,10 @@ def failure_reason(exc: BaseException) -> str:
     """A CUPTI error at start, as a reason and what to do about it."""
     if isinstance(exc, cupti.cuptiError):
         if exc.status == _MULTIPLE_SUBSCRIBERS:
-            return ("another CUPTI client already owns CUPTI in this process (Nsight Systems, Nsight Compute, "
-                    "compute-sanitizer or a CUPTI monitor); run without it, or load its report with pyprof_live.load()")
+            return (
+                "another CUPTI client already owns CUPTI in this process (Nsight Systems, Nsight Compute, "
+                "compute-sanitizer or a CUPTI monitor); run without it, or load its report with pyprof_live.load()"
+            )
         return f"CUPTI failed to start: {cupti.Result(exc.status).name}"
     return f"cupti-python cannot use the CUDA driver ({exc})"
 
@@ -127,8 +138,11 @@ class CudaProcess:
         infos = []
         for device in sorted(ids):
             props = torch.cuda.get_device_properties(device)
-            infos.append(DeviceInfo(device, props.name, (props.major, props.minor), props.multi_processor_count,
-                                    props.total_memory))
+            infos.append(
+                DeviceInfo(
+                    device, props.name, (props.major, props.minor), props.multi_processor_count, props.total_memory
+                )
+            )
         return infos
 
 
@@ -195,11 +209,15 @@ class CuptiBackend:
         incomplete = ""
         try:
             if profiler_running:
-                incomplete = ("torch.profiler was started inside the profile and is still running: it took CUPTI "
-                              "over, so GPU work after its start is in its trace, not here")
+                incomplete = (
+                    "torch.profiler was started inside the profile and is still running: it took CUPTI "
+                    "over, so GPU work after its start is in its trace, not here"
+                )
             elif not self._still_owned(process):
-                incomplete = ("another CUPTI client (torch.profiler, or a tool attached to the process) took CUPTI "
-                              "over during the profile: GPU work after that point is missing")
+                incomplete = (
+                    "another CUPTI client (torch.profiler, or a tool attached to the process) took CUPTI "
+                    "over during the profile: GPU work after that point is missing"
+                )
             last = sample(process.get_timestamp)
         except (RuntimeError, cupti.cuptiError) as exc:
             incomplete = f"CUPTI failed while stopping ({exc}): GPU work may be missing"
@@ -227,8 +245,9 @@ class CuptiBackend:
         if notes:
             meta["gpu_notes"] = notes
         devices = {k.device for k in kernels} | {m.device for m in memops}
-        capture = GpuCapture(Records(apis=apis, kernels=kernels, memops=memops, devices=process.devices(devices)),
-                             meta, incomplete)
+        capture = GpuCapture(
+            Records(apis=apis, kernels=kernels, memops=memops, devices=process.devices(devices)), meta, incomplete
+        )
         self.sink = None
         return capture
 
@@ -251,7 +270,7 @@ class CuptiBackend:
                 for kind in reversed(self._enabled):
                     try:
                         self.process.activity_disable(kind)
-                    except (RuntimeError, cupti.cuptiError):  # already disabled by another client
+                    except (RuntimeError, cupti.cuptiError):  # noqa: PERF203 - already disabled by another client
                         pass
         finally:
             self._enabled.clear()
@@ -296,8 +315,11 @@ def _without_sentinel(apis, kernels, memops):
     ours = {a.correlation for a in apis if a.external_id == SENTINEL_ID}
     if not ours:
         return apis, kernels, memops
-    return ([a for a in apis if a.correlation not in ours], [k for k in kernels if k.correlation not in ours],
-            [m for m in memops if m.correlation not in ours])
+    return (
+        [a for a in apis if a.correlation not in ours],
+        [k for k in kernels if k.correlation not in ours],
+        [m for m in memops if m.correlation not in ours],
+    )
 
 
 @functools.lru_cache(maxsize=1)

@@ -27,19 +27,19 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from ..cells import params_text
+from ..analysis.devicework import DeviceWork
+from ..analysis.kernel_names import kernel_category, short_name, uses_tensor_cores
+from ..analysis.roofline import RooflineSum, op_dtype
+from ..analysis.timeline import WHOLE_PROFILE, step_breakdown
 from ..formulas import canonical_dtype, evaluate
 from ..formulas.opargs import OpArgs
 from ..formulas.work import FormulaInputError
-from ..kernel_names import kernel_category, short_name, uses_tensor_cores
 from ..records import NO_LINK, TensorMeta
-from ..view import View
-from .devicework import DeviceWork
-from .roofline import RooflineSum, op_dtype
-from .timeline import WHOLE_PROFILE, step_breakdown
+from ..render.cells import params_text
+from .view import View
 
 COLUMNS = ("rule", "at_stake", "share%", "kernel%", "advice", "where")
 
@@ -71,14 +71,19 @@ _CAST_OPS = frozenset({"aten::to", "aten::_to_copy", "aten::copy_", "aten::type_
 _SIXTEEN_BIT = frozenset({"float16", "bfloat16"})
 _EIGHT_BIT = frozenset({"int8", "uint8", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"})
 _GEMM_OPERANDS = {  # op -> (index, name) of the two matrix operands
-    "aten::mm": ((0, "self"), (1, "mat2")), "aten::bmm": ((0, "self"), (1, "mat2")),
-    "aten::addmm": ((1, "mat1"), (2, "mat2")), "aten::baddbmm": ((1, "batch1"), (2, "batch2")),
-    "aten::matmul": ((0, "self"), (1, "other")), "aten::_scaled_mm": ((0, "self"), (1, "mat2")),
+    "aten::mm": ((0, "self"), (1, "mat2")),
+    "aten::bmm": ((0, "self"), (1, "mat2")),
+    "aten::addmm": ((1, "mat1"), (2, "mat2")),
+    "aten::baddbmm": ((1, "batch1"), (2, "batch2")),
+    "aten::matmul": ((0, "self"), (1, "other")),
+    "aten::_scaled_mm": ((0, "self"), (1, "mat2")),
 }
 _CONV_OPERANDS = {  # op -> (index, name) of input and weight
-    "aten::convolution": ((0, "input"), (1, "weight")), "aten::_convolution": ((0, "input"), (1, "weight")),
+    "aten::convolution": ((0, "input"), (1, "weight")),
+    "aten::_convolution": ((0, "input"), (1, "weight")),
     "aten::cudnn_convolution": ((0, "self"), (1, "weight")),
-    "aten::conv1d": ((0, "input"), (1, "weight")), "aten::conv2d": ((0, "input"), (1, "weight")),
+    "aten::conv1d": ((0, "input"), (1, "weight")),
+    "aten::conv2d": ((0, "input"), (1, "weight")),
     "aten::conv3d": ((0, "input"), (1, "weight")),
     "aten::convolution_backward": ((1, "input"), (2, "weight")),
 }
@@ -154,8 +159,15 @@ class Context:
             where += f"; and {len(items) - _MAX_ITEMS} more"
         share = round(100.0 * at_stake / self.step_time, 1) if self.step_time else None
         kernel_share = round(100.0 * at_stake / self.kernel_time, 1) if of_kernels and self.kernel_time else None
-        return {"rule": rule, "at_stake": int(at_stake), "share%": share, "kernel%": kernel_share,
-                "advice": advice, "where": where, "items": items}
+        return {
+            "rule": rule,
+            "at_stake": int(at_stake),
+            "share%": share,
+            "kernel%": kernel_share,
+            "advice": advice,
+            "where": where,
+            "items": items,
+        }
 
 
 def _tensors(values):
@@ -176,6 +188,7 @@ def _grouped(pairs) -> list:
 
 
 # -- rules ----------------------------------------------------------------------------------------
+
 
 def _matrix_kernels(kernels) -> list:
     return [k for k in kernels if kernel_category(k.name) in _MATRIX_KINDS]
@@ -199,11 +212,13 @@ def fp32_matmul(ctx: Context):
         pairs.append((ctx.ops[i].name, sum(k.end - k.start for k in matrix)))
     if not pairs:
         return None
-    advice = ("float32 GEMMs/convolutions ran on CUDA cores: enable TF32 (torch.backends.cuda.matmul.allow_tf32 = "
-              "True, torch.backends.cudnn.allow_tf32 = True) or train with torch.autocast(dtype=torch.bfloat16)"
-              if tf32 else
-              "float32 GEMMs/convolutions ran on CUDA cores and this GPU has only fp16 tensor cores: use "
-              "torch.autocast('cuda', dtype=torch.float16) with torch.amp.GradScaler")
+    advice = (
+        "float32 GEMMs/convolutions ran on CUDA cores: enable TF32 (torch.backends.cuda.matmul.allow_tf32 = "
+        "True, torch.backends.cudnn.allow_tf32 = True) or train with torch.autocast(dtype=torch.bfloat16)"
+        if tf32
+        else "float32 GEMMs/convolutions ran on CUDA cores and this GPU has only fp16 tensor cores: use "
+        "torch.autocast('cuda', dtype=torch.float16) with torch.amp.GradScaler"
+    )
     return ctx.row("fp32-matmul", sum(ns for _, ns in pairs), advice, _grouped(pairs), of_kernels=True)
 
 
@@ -246,8 +261,10 @@ def tc_alignment(ctx: Context):
             pairs.append((label, sum(k.end - k.start for k in matrix)))
     if not pairs:
         return None
-    advice = ("pad GEMM/conv dimensions to multiples of 8 (16-bit) or 16 (8-bit): hidden sizes, vocabulary, "
-              "channel counts; tensor cores run unaligned shapes slower or not at all")
+    advice = (
+        "pad GEMM/conv dimensions to multiples of 8 (16-bit) or 16 (8-bit): hidden sizes, vocabulary, "
+        "channel counts; tensor cores run unaligned shapes slower or not at all"
+    )
     return ctx.row("tc-alignment", sum(ns for _, ns in pairs), advice, _grouped(pairs), of_kernels=True)
 
 
@@ -267,8 +284,13 @@ def _launch_gaps(ctx: Context, kernels) -> int:
         items.sort()
         busy_until = None
         for start, end, launch in items:
-            if busy_until is not None and start > busy_until and launch != NO_LINK \
-                    and apis[launch].end > busy_until and start - busy_until <= LAUNCH_GAP_NS:
+            if (
+                busy_until is not None
+                and start > busy_until
+                and launch != NO_LINK
+                and apis[launch].end > busy_until
+                and start - busy_until <= LAUNCH_GAP_NS
+            ):
                 idle += start - busy_until
             busy_until = end if busy_until is None else max(busy_until, end)
     return idle
@@ -277,17 +299,22 @@ def _launch_gaps(ctx: Context, kernels) -> int:
 def launch_bound(ctx: Context):
     apis = ctx.records.apis
     kernels = [k for k in ctx.records.kernels if ctx.in_steps(k.start)]
-    tiny = [k for k in kernels
-            if k.end - k.start < (apis[k.launch].end - apis[k.launch].start if k.launch != NO_LINK else TINY_KERNEL_NS)]
+    tiny = [
+        k
+        for k in kernels
+        if k.end - k.start < (apis[k.launch].end - apis[k.launch].start if k.launch != NO_LINK else TINY_KERNEL_NS)
+    ]
     if len(tiny) < MIN_TINY_KERNELS or len(tiny) < TINY_LAUNCH_SHARE * len(kernels):
         return None
     idle = _launch_gaps(ctx, kernels)
     if idle < MIN_IDLE_SHARE * ctx.step_time:
         return None
-    advice = (f"{len(tiny)} of {len(kernels)} kernels ran shorter than their launch took, and the GPU sat idle "
-              f"{100.0 * idle / ctx.step_time:.0f}% of the time waiting for the next launch: launch-bound; capture "
-              "the step in CUDA graphs (torch.cuda.graphs, torch.compile(mode='reduce-overhead')) or fuse ops with "
-              "torch.compile")
+    advice = (
+        f"{len(tiny)} of {len(kernels)} kernels ran shorter than their launch took, and the GPU sat idle "
+        f"{100.0 * idle / ctx.step_time:.0f}% of the time waiting for the next launch: launch-bound; capture "
+        "the step in CUDA graphs (torch.cuda.graphs, torch.compile(mode='reduce-overhead')) or fuse ops with "
+        "torch.compile"
+    )
     return ctx.row("launch-bound", idle, advice, _grouped((short_name(k.name), k.end - k.start) for k in tiny))
 
 
@@ -295,10 +322,13 @@ def dataloader(ctx: Context):
     waiting = sum(s.time["dataloader"] for s in ctx.steps)
     if not ctx.step_time or waiting < DATALOADER_SHARE * ctx.step_time:
         return None
-    advice = ("the step waits for data: DataLoader(num_workers=N > 0, pin_memory=True, persistent_workers=True) "
-              "and to(device, non_blocking=True)")
-    return ctx.row("dataloader", waiting, advice, [(s.name, s.time["dataloader"]) for s in ctx.steps
-                                                   if s.time["dataloader"]])
+    advice = (
+        "the step waits for data: DataLoader(num_workers=N > 0, pin_memory=True, persistent_workers=True) "
+        "and to(device, non_blocking=True)"
+    )
+    return ctx.row(
+        "dataloader", waiting, advice, [(s.name, s.time["dataloader"]) for s in ctx.steps if s.time["dataloader"]]
+    )
 
 
 def _chain_label(ops, i: int) -> str:
@@ -324,11 +354,13 @@ def host_sync(ctx: Context):
         return None
     synced_ops = {a.op for a in blocking} | {m.op for m in copies}
     items = sum(1 for i in synced_ops if i != NO_LINK and _is_item(ops, i))
-    advice = (f"the host waits for the GPU {len(pairs)} times"
-              + (f" ({items} of them .item()/_local_scalar_dense on a CUDA tensor)" if items else "")
-              + (f", {len(copies)} device-to-host copies" if copies else "")
-              + ": keep values on the GPU (no .item(), .cpu(), print or Python ifs on CUDA tensors inside the step), "
-              "copy with non_blocking=True, drop explicit torch.cuda.synchronize()")
+    advice = (
+        f"the host waits for the GPU {len(pairs)} times"
+        + (f" ({items} of them .item()/_local_scalar_dense on a CUDA tensor)" if items else "")
+        + (f", {len(copies)} device-to-host copies" if copies else "")
+        + ": keep values on the GPU (no .item(), .cpu(), print or Python ifs on CUDA tensors inside the step), "
+        "copy with non_blocking=True, drop explicit torch.cuda.synchronize()"
+    )
     return ctx.row("host-sync", at_stake, advice, _grouped(pairs))
 
 
@@ -357,12 +389,15 @@ def far_from_sol(ctx: Context):
     for (name, params), total in groups.items():
         cells = total.cells()
         if total.time >= HOTSPOT_SHARE * kernel_time and cells["sol%"] is not None and cells["sol%"] < HOTSPOT_SOL:
-            pairs.append((f"{name} {params} at {cells['sol%']}% of SOL, {cells['bound']}-bound",
-                          total.time - total.ideal))
+            pairs.append(
+                (f"{name} {params} at {cells['sol%']}% of SOL, {cells['bound']}-bound", total.time - total.ideal)
+            )
     if not pairs:
         return None
-    advice = ("these ops run far below their roofline: check layouts (channels_last for convs), fuse their "
-              "elementwise neighbours (torch.compile), larger batches, or a better kernel")
+    advice = (
+        "these ops run far below their roofline: check layouts (channels_last for convs), fuse their "
+        "elementwise neighbours (torch.compile), larger batches, or a better kernel"
+    )
     return ctx.row("far-from-sol", sum(ns for _, ns in pairs), advice, pairs, of_kernels=True)
 
 
@@ -411,7 +446,7 @@ def _next_compute_ops(ctx: Context, casts: list) -> dict:
             continue
         key, n = position[i]
         members = by_thread[key]
-        for j in members[n + 1:n + 1 + 16]:
+        for j in members[n + 1 : n + 1 + 16]:
             op = ctx.ops[j]
             if op.module != ctx.ops[i].module or op.dir != ctx.ops[i].dir:
                 break
@@ -439,9 +474,11 @@ def amp_casts(ctx: Context):
     if not pairs:
         return None
     at_stake = sum(ns for _, ns in pairs)
-    advice = (f"autocast casts float32 tensors to 16-bit (and back) inside these ops, {len(pairs)} casts: "
-              "keep weights and activations in bf16/fp16 where accuracy allows (model.to(torch.bfloat16) for "
-              "inference), avoid mixing float32 tensors into autocast regions")
+    advice = (
+        f"autocast casts float32 tensors to 16-bit (and back) inside these ops, {len(pairs)} casts: "
+        "keep weights and activations in bf16/fp16 where accuracy allows (model.to(torch.bfloat16) for "
+        "inference), avoid mixing float32 tensors into autocast regions"
+    )
     return ctx.row("amp-casts", at_stake, advice, _grouped(pairs))
 
 
@@ -478,8 +515,10 @@ def recommendations(profile):
         if row is not None:
             rows.append(row)
     rows = sorted((r for r in rows if _worth_a_line(r)), key=lambda r: -r["at_stake"])
-    notes = [f"{len(RULES) - len(skipped)} of {len(RULES)} rules checked; times are summed over "
-             f"{len(ctx.steps)} step(s), {ctx.step_time} ns"]
+    notes = [
+        f"{len(RULES) - len(skipped)} of {len(RULES)} rules checked; times are summed over "
+        f"{len(ctx.steps)} step(s), {ctx.step_time} ns"
+    ]
     if skipped:
         notes.append("not checked, the profile lacks what they need: " + "; ".join(skipped))
-    return View("recommendations", COLUMNS, rows, notes)
+    return View("recommendations", COLUMNS, rows, notes, text=frozenset({"rule", "advice", "where"}))

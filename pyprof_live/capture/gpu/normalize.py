@@ -14,13 +14,13 @@ keep CUPTI's 32-bit thread id; ``gpu.widen_thread_ids`` widens it from the op re
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from functools import lru_cache
 
 from cupti import cupti
 
-from ..records import NO_LINK, ApiRecord, KernelRecord, MemoryRecord
+from ...api_names import cupti_api_name
+from ...records import NO_LINK, ApiRecord, KernelRecord, MemoryRecord
 from . import torch_internals
 
 _KIND = cupti.ActivityKind
@@ -28,19 +28,11 @@ _KIND = cupti.ActivityKind
 OUR_EXTERNAL_KIND = int(cupti.ExternalCorrelationKind.CUSTOM2)
 _RUNTIME = int(_KIND.RUNTIME)
 _DRIVER = int(_KIND.DRIVER)
-_ADDED_IN_VERSION = re.compile(r"_v\d{4,}$")
 
 
-@lru_cache(maxsize=4096)
 def api_name(kind: int, cbid: int) -> str:
-    """``cudaLaunchKernel`` for a runtime record with cbid 211: the enum name without the CUDA version
-    it was added in (``_v7000``); a driver ``_v2`` stays, it is part of the function's name."""
-    table = cupti.RuntimeApiTraceCbid if kind == _RUNTIME else cupti.DriverApiTraceCbid
-    try:
-        name = table(cbid).name
-    except ValueError:  # a cbid newer than this cupti-python
-        return f"{'runtime' if kind == _RUNTIME else 'driver'} cbid {cbid}"
-    return _ADDED_IN_VERSION.sub("", name)
+    """``cudaLaunchKernel`` for a runtime record with cbid 211 (see :mod:`pyprof_live.api_names`)."""
+    return cupti_api_name("runtime" if kind == _RUNTIME else "driver", cbid)
 
 
 @lru_cache(maxsize=16)
@@ -94,8 +86,9 @@ def api_record(a, pid: int = 0) -> ApiRecord:
 
 
 def memcpy_record(a, pid: int = 0) -> MemoryRecord:
-    return MemoryRecord("memcpy", a.start, a.end, a.bytes, copy_kind_name(a.copy_kind), a.device_id, a.stream_id,
-                        a.correlation_id, pid)
+    return MemoryRecord(
+        "memcpy", a.start, a.end, a.bytes, copy_kind_name(a.copy_kind), a.device_id, a.stream_id, a.correlation_id, pid
+    )
 
 
 def memset_record(a, pid: int = 0) -> MemoryRecord:

@@ -17,18 +17,18 @@ from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode, _push_mode
 
-from .capture import annotations, callsite, compiled
-from .capture.context import context
-from .capture.finalize import build_op_records
-from .capture.functions import FunctionScopes
-from .capture.modules import ModuleNames
-from .capture.recorder import OpRecorder, backward_facts, host_direction, warn_cap
-from .errors import CaptureError
-from .gcpause import paused_gc
+from ..errors import CaptureError
+from ..gcpause import paused_gc
+from ..profile import Profile
+from ..records import NO_LINK, OpRecord, RangeRecord
+from . import annotations, callsite, compiled
+from .context import context
+from .finalize import build_op_records
+from .functions import FunctionScopes
 from .gpu import select_backend, widen_thread_ids
 from .gpu.torch_internals import torch_profiler_running
-from .profile import Profile
-from .records import NO_LINK, OpRecord, RangeRecord
+from .modules import ModuleNames
+from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
 
 _now = time.perf_counter_ns
 _active: list = []  # the profile that is recording, if any (one per process)
@@ -101,7 +101,7 @@ class LiveProfile(Profile):
         self.stop()
         return False
 
-    def start(self) -> "LiveProfile":
+    def start(self) -> LiveProfile:
         """Install every hook and start recording (unless a step schedule says to wait)."""
         with _start_lock:
             if _active:
@@ -139,7 +139,7 @@ class LiveProfile(Profile):
             raise
         return self
 
-    def stop(self) -> "LiveProfile":
+    def stop(self) -> LiveProfile:
         """Remove every hook and build the records; safe to call after an exception."""
         if self not in _active:
             raise CaptureError("this profile is not recording (stop() without start())")
@@ -264,8 +264,13 @@ class LiveProfile(Profile):
         else:
             direction = backward_facts(ctx, self.param_names)[0]
         scope = FunctionScope(
-            name=name, mod=mod, start=_now(), tid=threading.get_ident(), dir=direction,
-            module=ctx.module, layers=ctx.layers,
+            name=name,
+            mod=mod,
+            start=_now(),
+            tid=threading.get_ident(),
+            dir=direction,
+            module=ctx.module,
+            layers=ctx.layers,
             frames=callsite.capture(self.stack_depth, skip=3) if self.stack_depth and recorder else (),
             op_id=self.next_id(),
         )
@@ -287,14 +292,24 @@ class LiveProfile(Profile):
             warn_cap(self.max_ops)
 
     def _compiled_code_ran_eagerly(self, where: str) -> None:
-        self._note_compiled_code("eagerly", where, (
-            "torch.compile'd code ran eagerly under pyprof_live.profile() (a dispatch mode makes Dynamo skip "
-            f"compiling it): this profile shows the eager ops, not the compiled kernels ({where})."))
+        self._note_compiled_code(
+            "eagerly",
+            where,
+            (
+                "torch.compile'd code ran eagerly under pyprof_live.profile() (a dispatch mode makes Dynamo skip "
+                f"compiling it): this profile shows the eager ops, not the compiled kernels ({where})."
+            ),
+        )
 
     def _compiled_code_ran_compiled(self, where: str) -> None:
-        self._note_compiled_code("compiled", where, (
-            "torch.compile'd code compiled before the profile started ran compiled under it: its fused "
-            f"kernels call no aten op, so this profile misses their work ({where})."))
+        self._note_compiled_code(
+            "compiled",
+            where,
+            (
+                "torch.compile'd code compiled before the profile started ran compiled under it: its fused "
+                f"kernels call no aten op, so this profile misses their work ({where})."
+            ),
+        )
 
     def _note_compiled_code(self, how: str, where: str, message: str) -> None:
         """Kept in meta["compiled_code_run_<how>"]; the first of each kind warns."""
@@ -303,7 +318,9 @@ class LiveProfile(Profile):
             return
         places.append(where)
         if len(places) == 1:
-            message += " Profile the compiled model with torch.profiler or nsys and load the trace with pyprof_live.load()."
+            message += (
+                " Profile the compiled model with torch.profiler or nsys and load the trace with pyprof_live.load()."
+            )
             self.meta["warnings"].append(message)
             warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=3)
 
@@ -314,16 +331,34 @@ class LiveProfile(Profile):
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
         tuples are dropped (the records hold everything, and keeping both doubled the memory)."""
         function_numbers = {(scope.tid, scope.node_number) for scope in self.raw_functions if scope.node_number >= 0}
-        ops = build_op_records(self.raw_ops, self.op_infos, self._start_peek, self._start_tid, self._last_peek,
-                               self._frame_cache, function_numbers, self._resyncs)
+        ops = build_op_records(
+            self.raw_ops,
+            self.op_infos,
+            self._start_peek,
+            self._start_tid,
+            self._last_peek,
+            self._frame_cache,
+            function_numbers,
+            self._resyncs,
+        )
         for scope in self.raw_functions:
-            ops.append(OpRecord(
-                name=scope.name, start=scope.start, end=scope.end or _now(), tid=scope.tid, kind="function",
-                seq_thread=scope.tid,
-                dir=scope.dir, seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
-                module=scope.module, layer=scope.layers, mod=scope.mod, external_id=scope.op_id,
-                callsite=callsite.format_frames(scope.frames, self._frame_cache),
-            ))
+            ops.append(
+                OpRecord(
+                    name=scope.name,
+                    start=scope.start,
+                    end=scope.end or _now(),
+                    tid=scope.tid,
+                    kind="function",
+                    seq_thread=scope.tid,
+                    dir=scope.dir,
+                    seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
+                    module=scope.module,
+                    layer=scope.layers,
+                    mod=scope.mod,
+                    external_id=scope.op_id,
+                    callsite=callsite.format_frames(scope.frames, self._frame_cache),
+                )
+            )
         self.records.ops.extend(ops)
         self.records.ranges.extend(self.raw_ranges)
         self.raw_ops.clear()
@@ -340,6 +375,7 @@ class LiveProfile(Profile):
             if gpu_capture.incomplete:
                 self.meta["warnings"].append(f"GPU data is incomplete: {gpu_capture.incomplete}")
         self.invalidate()
+
 
 def profile(steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto") -> LiveProfile:
     """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
