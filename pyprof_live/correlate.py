@@ -120,12 +120,14 @@ def _inherit_from_parents(ops) -> None:
 
 def _link_backward_to_forward(ops) -> None:
     """bwd op -> latest earlier fwd op with seq == altseq; it takes that op's module, layer, call site."""
-    forward_by_seq = defaultdict(list)  # (pid, counter thread, seq) -> [(start, index)] in start order
+    forward_by_seq: defaultdict[tuple, list[tuple[int, int]]] = defaultdict(
+        list
+    )  # (pid, counter thread, seq) -> [(start, index)] in start order
     for i, op in enumerate(ops):
         if op.seq != NO_LINK and op.dir in ("fwd", "recompute", "other"):
             forward_by_seq[(op.pid, op.seq_thread, op.seq)].append((op.start, i))
-    for candidates in forward_by_seq.values():
-        candidates.sort()
+    for starts in forward_by_seq.values():
+        starts.sort()
     for op in ops:
         op.fwd = NO_LINK  # correlation may run again (a live profile stopped twice): no stale links
         if op.dir != "bwd" or op.altseq == NO_LINK:

@@ -119,7 +119,7 @@ def build_op_records(
         info = op_infos[raw[R_OP_INFO]]
         tid = raw[R_TID]
         # Types are part of the key: 1, 1.0 and True are equal (and hash alike) but print differently.
-        key = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])), raw[R_OUT])
+        key: tuple | None = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])), raw[R_OUT])
         try:
             arguments = converted.get(key)
         except TypeError:  # an unhashable argument (a nested list): convert without sharing

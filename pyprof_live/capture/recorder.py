@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ..records import DATALOADER_PREFIX
 from . import callsite
 from .context import context
+from .gpu import GpuBackend
 
 _Tensor = torch.Tensor
 _now = time.perf_counter_ns
@@ -92,7 +93,7 @@ def backward_facts(ctx, param_names: dict) -> tuple:
     if node_seq == NO_SEQUENCE:
         node_seq = -1
         if node == _ACCUMULATE_GRAD:
-            param = param_names.get(id(current.variable))
+            param = param_names.get(id(current.variable))  # type: ignore[attr-defined]  # AccumulateGrad's tensor
     # Reentrant checkpointing re-runs forward inside its Function's backward node.
     direction = "recompute" if ctx.recompute or node == _REENTRANT_CHECKPOINT else "bwd"
     return direction, node, node_seq, param
@@ -145,7 +146,7 @@ class _OpInfo:
 class OpRecorder(TorchDispatchMode):
     """Records ops while ``recording`` is true; passes them through untouched otherwise."""
 
-    def __init__(self, session, gpu=None):
+    def __init__(self, session, gpu: GpuBackend | None = None):
         super().__init__()
         self.session = session
         self.gpu = gpu  # a GPU backend: push/pop the op's id around it (CUPTI external correlation)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ProfileFormatError
+from ..profile import Profile
+from ..store.savefile import is_saved_profile
 
 # What a file starts with, for the importers that check it (submodules import these from here).
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -22,7 +26,47 @@ def unreadable(path, error: OSError) -> ProfileFormatError:
     return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
-def load(path, progress=None):
+@dataclass(frozen=True)
+class Importer:
+    """One kind of file ``load`` reads: how to recognise it, and the function that reads it.
+
+    ``recognizes(head, text)`` gets the file's first 4 KiB as stored (``head``) and, for a gzip'd
+    file, the first 4 KiB of its content (``text``; else the same bytes). ``read(path, progress)``
+    imports its module only when such a file comes (a new importer is one more entry below).
+    """
+
+    name: str
+    recognizes: Callable[[bytes, bytes], bool]
+    read: Callable[[Path, Callable | None], Profile]
+
+
+def _read_sqlite(path: Path, progress: Callable | None) -> Profile:
+    from .nsys import load_nsys  # tells Nsight Systems and nvprof exports apart by their tables
+
+    return load_nsys(path, progress=progress)
+
+
+def _read_saved(path: Path, progress: Callable | None) -> Profile:
+    from .saved import load_saved
+
+    return load_saved(path)
+
+
+def _read_kineto(path: Path, progress: Callable | None) -> Profile:
+    from .kineto import load_kineto
+
+    return load_kineto(path, progress=progress)
+
+
+#: In the order they are tried.
+IMPORTERS = [
+    Importer("Nsight Systems or nvprof SQLite export", lambda head, _: head.startswith(SQLITE_MAGIC), _read_sqlite),
+    Importer("saved profile", lambda _, text: is_saved_profile(text), _read_saved),
+    Importer("PyTorch profiler JSON trace", lambda _, text: text.lstrip()[:1] in (b"{", b"["), _read_kineto),
+]
+
+
+def load(path, progress=None) -> Profile:
     """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
@@ -35,10 +79,6 @@ def load(path, progress=None):
         raise unreadable(path, error) from None
     if not head:
         raise ProfileFormatError(path, "file is empty")
-    if head.startswith(SQLITE_MAGIC):
-        from .nsys import load_nsys
-
-        return load_nsys(path, progress=progress)
     text = head
     if head.startswith(GZIP_MAGIC):
         try:
@@ -46,16 +86,9 @@ def load(path, progress=None):
                 text = f.read(4096)
         except (OSError, EOFError, zlib.error) as e:
             raise ProfileFormatError(path, f"damaged gzip data ({e})") from None
-    from ..store.savefile import is_saved_profile
-
-    if is_saved_profile(text):
-        from .saved import load_saved
-
-        return load_saved(path)
-    if text.lstrip()[:1] in (b"{", b"["):
-        from .kineto import load_kineto
-
-        return load_kineto(path, progress=progress)
+    for importer in IMPORTERS:
+        if importer.recognizes(head, text):
+            return importer.read(path, progress)
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "

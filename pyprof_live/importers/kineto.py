@@ -136,7 +136,7 @@ class _ArgParser:
         types = args.get("Input type") or ()
         strides = args.get("Input Strides") or ()
         concrete = args.get("Concrete Inputs") or ()
-        out = []
+        out: list = []
         for i, shape in enumerate(dims):
             kind = types[i] if i < len(types) else ""
             stride = strides[i] if i < len(strides) else None
@@ -267,7 +267,7 @@ class _PythonStacks:
         """Memoised walk up the Python parent chain; iterative, as stacks can be deep. A chain that
         comes back to itself (a damaged trace: an event its own parent) ends where it loops."""
         context = self._context
-        chain = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
+        chain: dict = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
         key = (pid, python_id)
         while key not in context and key in self._links and key not in chain:
             chain[key] = None

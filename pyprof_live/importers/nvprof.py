@@ -90,7 +90,7 @@ def _api_rows(schema: Schema) -> str | None:
 
 def _apis(db, schema: Schema) -> list:
     rows_read = _api_rows(schema)
-    apis = []
+    apis: list[ApiRecord] = []
     for table, kind in _API_TABLES:
         if not schema.has(table) or rows_read is None:
             continue
@@ -108,7 +108,7 @@ def _apis(db, schema: Schema) -> list:
 
 def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
     names = _KernelNames(strings)
-    kernels = []
+    kernels: list[KernelRecord] = []
     for table in _KERNEL_TABLES:
         if not schema.has(table):
             continue
@@ -156,7 +156,7 @@ def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
 
 
 def _memops(db, schema: Schema, launching_pid) -> list:
-    memops = []
+    memops: list[MemoryRecord] = []
     for table, kind in _MEMORY_TABLES:
         if not schema.has(table):
             continue
