@@ -1,6 +1,6 @@
 """Turn the recorder's raw tuples into OpRecords, after the run (off the hot path).
 
-Sequence numbers are assigned here, per thread, in call order. The rule (see api-brief §4.3):
+Sequence numbers are assigned here, per thread, in call order. The rule (measured on torch 2.13):
 an op that runs with grad enabled and observes the thread's sequence counter advanced owns the
 last new number (autograd created its node just before dispatching it). The cases the naive rule
 gets wrong, each with a test in tests/test_capture.py:
