@@ -101,6 +101,8 @@ def test_vllm_replay_file_tied_to_its_capture_file(shared_data):
     assert profile.meta["capture_path"].endswith("capture_mi300x.pt.trace.json.gz")
     # the capture trace's own kernels (warm-up runs) are not added; only its launch calls and their ops
     assert len(profile.records.kernels) == 413
+    # deviceProperties: name "", computeMajor 9, computeMinor 4, numSms 304, totalGlobalMem 206141652992
+    assert profile.peak(2).name == "MI300X" and "speed of light on device 2 (): MI300X" in profile.table(limit=1)
 
 
 def test_replays_without_their_capture_are_rows_per_graph(shared_data):
