@@ -13,7 +13,7 @@ its correlation id as ``capture_correlation`` (correlation ties it to that call'
 CUPTI allows one subscriber per process: :data:`_subscriber` is owned here, by one tracker at a time.
 The subscription is taken only when a graph capture begins under the profile (a hook on
 ``torch.cuda.CUDAGraph.capture_begin``) and dropped when the profile stops: a subscriber held while
-torch.profiler initialises makes Kineto turn GPU tracing off for the rest of the process, so a
+torch.profiler initialises breaks Kineto's one-shot initialisation (see cupti_backend.py), so a
 profile that captures no graph never holds one. When another subscriber holds CUPTI (torch.profiler,
 once used, keeps one; nsys), replayed kernels stay "replay of graph N" and a note says why.
 """
