@@ -32,6 +32,8 @@ from ...records import DeviceInfo, Records
 from . import GpuCapture, report_unavailable
 from .clock import ClockMap, ClockSample, sample
 from .device_work import describe
+from .graph_nodes import GraphNodeTracker
+from .graph_nodes import describe as describe_graph_nodes
 from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
 from .torch_internals import has_primary_context, torch_profiler_running
 
@@ -124,6 +126,11 @@ class CudaProcess:
         self.activity_flush_all = cupti.activity_flush_all
         self.activity_push_external_correlation_id = cupti.activity_push_external_correlation_id
         self.activity_pop_external_correlation_id = cupti.activity_pop_external_correlation_id
+        # The callback API, for CUDA graph nodes only (graph_nodes.py)
+        self.subscribe = cupti.subscribe
+        self.enable_callback = cupti.enable_callback
+        self.unsubscribe = cupti.unsubscribe
+        self.get_graph_node_id = cupti.get_graph_node_id
 
     @staticmethod
     def synchronize() -> bool:
@@ -168,6 +175,7 @@ class CuptiBackend:
         self._enabled: list = []
         self._clock_start: ClockSample | None = None
         self._toggles: list = []  # (host ns, recording?) from set_recording
+        self.graph_nodes: GraphNodeTracker | None = None
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -196,6 +204,8 @@ class CuptiBackend:
             return
         self.push = functools.partial(process.activity_push_external_correlation_id, OUR_EXTERNAL_KIND)
         self.pop = functools.partial(process.activity_pop_external_correlation_id, OUR_EXTERNAL_KIND)
+        self.graph_nodes = GraphNodeTracker(process)
+        self.graph_nodes.install()
 
     def set_recording(self, on: bool) -> None:
         """Keep only GPU work launched while the profile records (``profile(steps=...)``); without
@@ -206,6 +216,8 @@ class CuptiBackend:
         if self.sink is None:
             return GpuCapture(meta={"gpu": {"backend": "none", "reason": self.failure}})
         process = self.process
+        graph_nodes = self.graph_nodes
+        assert graph_nodes is not None  # made with the sink at start()
         self.push = self.pop = _inert
         # A torch.profiler still running owns CUPTI now: flushing would feed it our buffers and
         # disabling would end its collection, so both are left to it.
@@ -227,14 +239,19 @@ class CuptiBackend:
             incomplete = f"CUPTI failed while stopping ({exc}): GPU work may be missing"
             last = self._clock_start
         finally:
-            self._release(disable=not profiler_running)
+            try:
+                graph_nodes.remove()
+            finally:
+                self._release(disable=not profiler_running)
         assert self._clock_start is not None and last is not None and self.sink is not None  # start() set them
         clock = ClockMap(self._clock_start, last)
         apis, kernels, memops = finish(self.sink, clock.to_host)
+        graph_facts = graph_nodes.resolve(apis, kernels, clock.to_host)
         apis, kernels, memops = _without_sentinel(apis, kernels, memops)
         if self._toggles:
             apis, kernels, memops = self._recorded_only(apis, kernels, memops)
         facts, notes = describe(kernels)
+        notes += describe_graph_nodes(graph_facts, graph_nodes.failure)
         sync_count, sync_ns = self.sink.synchronization
         meta = {
             "gpu": {
@@ -244,6 +261,7 @@ class CuptiBackend:
                 "synchronization_calls": sync_count,
                 "synchronization_ns": sync_ns,
                 "records_of_other_kinds": {_kind_name(k): n for k, n in self.sink.other_kinds.items()},
+                "graph_nodes": graph_facts,
             },
             **facts,
         }
