@@ -82,7 +82,7 @@ def tie_compiled_kernels(profile, provenance=None, trace_path=None) -> None:
 def _graph_of_calls(ops, ranges, calls) -> dict:
     """Set ``graph`` on kernel calls and on the ops inside their graph calls; returns call index ->
     (FX cache key or "", start of its ``## Call CompiledFxGraph`` range or NO_LINK)."""
-    fx_ranges = defaultdict(list)  # (pid, tid) -> [(start, end, key)]
+    fx_ranges: defaultdict[tuple, list] = defaultdict(list)  # (pid, tid) -> [(start, end, key)]
     for r in ranges:
         match = _FX_CALL.match(r.name)
         if match is not None:
@@ -90,7 +90,7 @@ def _graph_of_calls(ops, ranges, calls) -> dict:
             fx_ranges[(r.pid, r.tid)].append((r.start, r.end, "" if key == "None" else key))
     for spans in fx_ranges.values():
         spans.sort()
-    by_thread = defaultdict(list)  # (pid, tid) -> [(start, end, index)] of regions and AOT nodes
+    by_thread: defaultdict[tuple, list] = defaultdict(list)  # (pid, tid) -> [(start, end, index)]: regions, AOT nodes
     for i, op in enumerate(ops):
         if op.name.startswith(_REGION) or op.name in _DIRECTION:
             by_thread[(op.pid, op.tid)].append((op.start, op.end, i))
