@@ -20,11 +20,11 @@ from .errors import (
     PyprofLiveError,
 )
 from .formulas import register_flops
-from .importers import load
 from .importers.kineto import load_kineto
 from .importers.nsys import load_nsys
 from .profile import Profile
 from .report.diff import diff
+from .run import Run, load, load_run
 
 # NVTX entry points are wrapped once, at import, so ranges pushed later are seen (see annotations).
 _annotations.install()
@@ -38,12 +38,14 @@ __all__ = [
     "ProfileFormatError",
     "ProfileVersionError",
     "PyprofLiveError",
+    "Run",
     "__version__",
     "diff",
     "layer",
     "load",
     "load_kineto",
     "load_nsys",
+    "load_run",
     "profile",
     "register_flops",
     "wrap",

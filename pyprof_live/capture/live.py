@@ -22,6 +22,7 @@ from ..gcpause import paused_gc
 from ..profile import Profile
 from ..records import NO_LINK, OpRecord, RangeRecord
 from . import annotations, callsite, compiled
+from . import logdir as logdir_module
 from .context import context
 from .finalize import build_op_records
 from .functions import FunctionScopes
@@ -58,7 +59,7 @@ class FunctionScope:
 class LiveProfile(Profile):
     """A Profile filled by running code under it. Use through :func:`profile`."""
 
-    def __init__(self, steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto"):
+    def __init__(self, steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto", logdir=None):
         super().__init__(meta={"source": "live", "torch": torch.__version__, "warnings": []})
         if gpu not in ("auto", "cupti", "off"):
             raise ValueError(f'gpu must be "auto", "cupti" or "off", not {gpu!r}')
@@ -66,6 +67,10 @@ class LiveProfile(Profile):
         self.stack_depth = stack_depth
         self.max_ops = max_ops
         self.gpu = gpu
+        self.logdir = None if logdir is None else logdir_module.prepare_logdir(logdir)
+        #: Files written into ``logdir`` by the last stop().
+        self.saved_files: list = []
+        self._saved_names: dict = {}
         self.raw_ops: list = []
         self.op_infos: list = []
         #: Ids of op and function records (pushed to the GPU backend), unique over every start/stop.
@@ -149,6 +154,8 @@ class LiveProfile(Profile):
         finally:
             gpu_capture = self._gpu.stop() if self._gpu is not None else None
         self._finalize(gpu_capture)
+        if self.logdir is not None:
+            self.saved_files = logdir_module.save_worker(self, self.logdir, self.steps is not None, self._saved_names)
         return self
 
     def step(self) -> None:
@@ -377,7 +384,7 @@ class LiveProfile(Profile):
         self.invalidate()
 
 
-def profile(steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto") -> LiveProfile:
+def profile(steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto", logdir=None) -> LiveProfile:
     """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
 
     :param steps: indices of the ``p.step()`` iterations to record (``range(2, 5)``); None = all.
@@ -386,5 +393,8 @@ def profile(steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str
         them); past it ops are no longer recorded and the report says so.
     :param gpu: ``"auto"`` (GPU kernels when CUDA and CUPTI can be used, else a CPU-only report
         with a warning saying why), ``"cupti"`` (raise if they cannot), ``"off"``.
+    :param logdir: a run directory: when the profile stops, this worker's profile is saved there
+        (Parquet, named after its rank, else host and pid; with ``steps``, one file per recorded
+        window of consecutive steps); ``pyprof_live.load_run(logdir)`` reads every worker back.
     """
-    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu)
+    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu, logdir=logdir)

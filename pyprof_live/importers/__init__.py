@@ -11,6 +11,7 @@ from ..errors import ProfileFormatError
 # What a file starts with, for the importers that check it (submodules import these from here).
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
 
 
 def unreadable(path, error: OSError) -> ProfileFormatError:
@@ -23,7 +24,8 @@ def unreadable(path, error: OSError) -> ProfileFormatError:
 
 
 def load(path, progress=None):
-    """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
+    """Read a saved profile (``.pplive``, or Parquet from a run directory), an Nsight Systems or nvprof
+    SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
     """
@@ -39,6 +41,10 @@ def load(path, progress=None):
         from .nsys import load_nsys
 
         return load_nsys(path, progress=progress)
+    if head.startswith(PARQUET_MAGIC):
+        from .saved import load_columnar
+
+        return load_columnar(path)
     text = head
     if head.startswith(GZIP_MAGIC):
         try:
