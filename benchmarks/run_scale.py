@@ -72,9 +72,7 @@ def _summary(rundir: str) -> dict:
         "peak_mb": _peak_mb(),
         "rows": [len(ranks), len(stragglers), len(skew)],
         "slowest": [top["rank"], top["step"], top["at_stake"]],
-        "last_most_often": max(
-            {r["last"] for r in skew}, key=lambda rank: sum(1 for r in skew if r["last"] == rank)
-        ),
+        "last_most_often": max({r["last"] for r in skew}, key=lambda rank: sum(1 for r in skew if r["last"] == rank)),
     }
 
 
@@ -142,7 +140,9 @@ def main() -> int:
         f"{converted['seconds']:.0f} s, peak RSS main {converted['peak_mb']:.0f} MB + "
         f"{args.processes} x worker {converted['child_peak_mb']:.0f} MB = {bound:.0f} MB at most"
     )
-    print(f"{'ranks':>5} | {'pyprof_live s':>13} {'peak MB':>8} {'slowest (rank, step)':>21} | {'HTA s':>8} {'peak MB':>8} | HTA/ours time")
+    print(
+        f"{'ranks':>5} | {'pyprof_live s':>13} {'peak MB':>8} {'slowest (rank, step)':>21} | {'HTA s':>8} {'peak MB':>8} | HTA/ours time"
+    )
     hta_sizes = [n for n in map(int, args.hta_sizes.split(",")) if n <= len(files)]
     last_hta_peak = None
     with tempfile.TemporaryDirectory(dir=rundir.parent) as folder:
@@ -176,8 +176,10 @@ def main() -> int:
             if ours and "error" not in ours and args.straggler is not None and size > args.straggler:
                 found = ours["slowest"][0]
                 verdict = "found" if found == args.straggler else "NOT found"
-                print(f"      planted straggler rank {args.straggler}: {verdict} (slowest: rank {found}, "
-                      f"last at collectives most often: rank {ours['last_most_often']})")
+                print(
+                    f"      planted straggler rank {args.straggler}: {verdict} (slowest: rank {found}, "
+                    f"last at collectives most often: rank {ours['last_most_often']})"
+                )
     return 0
 
 
