@@ -232,3 +232,27 @@ def test_columnar_store_keeps_gzip_sources_untouched(run, tmp_path):
     with gzip.open(tmp_path / "rank-0.json.gz", "rt") as f:
         assert json.load(f)["distributedInfo"]["rank"] == 0
     assert OFFSETS_US[3] == 300
+
+
+def test_cli_on_a_run_directory(tmp_path, capsys):
+    from pyprof_live.cli import main
+
+    write_run(tmp_path, ranks=(0, 1, 2))
+    assert main([str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "time per rank and step" not in out  # titles are not printed; the columns are
+    assert "overlap%" in out and "at_stake" in out
+    assert "left out" in err and "rank(s) 3 of world size 4" in err
+    assert main([str(tmp_path), "--view", "skew", "--csv"]) == 0
+    out, _ = capsys.readouterr()
+    assert out.splitlines()[1].split(",")[2] == '"AllReduce"'
+    html = tmp_path / "run.html"
+    assert main([str(tmp_path), "--html", str(html)]) == 0
+    page = html.read_text()
+    assert 'data-chart="ranks"' in page and 'data-table="stragglers"' in page
+    with pytest.raises(SystemExit) as exit:
+        main([str(tmp_path), "--view", "modules"])
+    assert exit.value.code == 2
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "rank-0.json.gz"), "--view", "ranks"])
+    assert "a view across ranks: give a run directory" in capsys.readouterr().err

@@ -145,6 +145,14 @@ class Run:
 
         return write_merged_trace(self, path)
 
+    def save_html(self, path) -> None:
+        """Write a self-contained HTML report of the run: time per rank and step (stacked bars),
+        stragglers, collective skew, ops and kernels across ranks."""
+        from ..render.html_report import write_run_report
+
+        views = {name: self.view(name) for name in RUN_VIEW_NAMES}
+        write_run_report(str(self.path), views, self.problems, path)
+
     def save(self, directory) -> list[Path]:
         """Write every worker as Parquet into ``directory`` (a run directory ``load_run`` reads back)."""
         directory = Path(directory)
