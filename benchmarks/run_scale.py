@@ -86,8 +86,10 @@ def _hta(rundir: str) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_mb": _peak_mb(), "child_peak_mb": _children_peak_mb()}
 
 
-def _child(kind: str, *args) -> dict:
+def _child(kind: str, *args, lock: str | None = None) -> dict:
     command = [sys.executable, __file__, "--child", kind, *map(str, args)]
+    if lock:  # flock LOCK command: one big-memory job at a time on a shared machine
+        command = ["flock", lock, *command]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode:
         return {"error": (result.stderr.strip().splitlines() or ["?"])[-1]}
@@ -111,6 +113,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="8,32,128")
     parser.add_argument("--hta-sizes", default="1,2,4,8")
     parser.add_argument("--hta-limit-gb", type=float, default=8.0)
+    parser.add_argument("--hta-lock", help="hold this lock file (flock) while HTA runs")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--straggler", type=int, help="the rank scale_kineto.py --straggler slowed down")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -126,7 +129,7 @@ def main() -> int:
     if not files:
         print(f"{rundir}: no rank-N.json.gz files (make them with scale_kineto.py)", file=sys.stderr)
         return 2
-    sizes = [n for n in map(int, args.sizes.split(",")) if n <= len(files)]
+    sizes = [int(n) for n in args.sizes.split(",") if n and int(n) <= len(files)]
     gb_on_disk = sum(p.stat().st_size for p in files) / 1e9
     print(f"run: {rundir} ({len(files)} ranks, {gb_on_disk:.2f} GB gzip'd), {os.cpu_count()} cores")
 
@@ -143,7 +146,7 @@ def main() -> int:
     print(
         f"{'ranks':>5} | {'pyprof_live s':>13} {'peak MB':>8} {'slowest (rank, step)':>21} | {'HTA s':>8} {'peak MB':>8} | HTA/ours time"
     )
-    hta_sizes = [n for n in map(int, args.hta_sizes.split(",")) if n <= len(files)]
+    hta_sizes = [int(n) for n in args.hta_sizes.split(",") if n and int(n) <= len(files)]
     last_hta_peak = None
     with tempfile.TemporaryDirectory(dir=rundir.parent) as folder:
         folder = Path(folder)
@@ -155,7 +158,7 @@ def main() -> int:
                 if projected is not None and projected > args.hta_limit_gb * 1024:
                     theirs = {"error": f"not run: projected {projected / 1024:.1f} GB > {args.hta_limit_gb} GB"}
                 else:
-                    theirs = _child("hta", _subset(rundir, files, size, folder, False))
+                    theirs = _child("hta", _subset(rundir, files, size, folder, False), lock=args.hta_lock)
                     if "error" not in theirs:
                         last_hta_peak = theirs["peak_mb"] + theirs["child_peak_mb"]
             ours_text = "-".rjust(46)

@@ -37,9 +37,10 @@ WITH marked AS (
     FROM records
     WHERE record = 'ranges' AND (name LIKE 'ProfilerStep#%' OR (kind = 'step' AND name LIKE 'step %'))
 )
-SELECT * FROM marked
+SELECT rank, file, step, row_number() OVER (PARTITION BY rank, step ORDER BY start) - 1 AS rep, start, "end"
+FROM marked
 UNION ALL
-SELECT rank, file, NULL AS step, min(start) AS start, max("end") AS "end"
+SELECT rank, file, NULL AS step, 0 AS rep, min(start) AS start, max("end") AS "end"
 FROM records
 WHERE file NOT IN (SELECT file FROM marked) AND record IN ('ops', 'apis', 'kernels', 'memops', 'ranges')
 GROUP BY rank, file
@@ -58,7 +59,7 @@ WITH work AS (
         ON a.file = d.file AND a.row = d.launch
     WHERE d.record IN ('kernels', 'memops')
 )
-SELECT w.*, s.step, s.start AS step_start, s."end" AS step_end
+SELECT w.*, s.step, s.rep, s.start AS step_start, s."end" AS step_end
 FROM work w
 ASOF JOIN steps s ON s.file = w.file AND w.launched >= s.start
 WHERE w.launched <= s."end"
@@ -67,34 +68,34 @@ WHERE w.launched <= s."end"
 _BREAKDOWN = r"""
 CREATE OR REPLACE TEMP TABLE breakdown AS
 WITH sets AS (
-    SELECT rank, step, cls AS kind, start, "end" FROM device
-    UNION ALL SELECT rank, step, 'comm+compute', start, "end" FROM device WHERE cls IN ('comm', 'compute')
-    UNION ALL SELECT rank, step, 'all', start, "end" FROM device
+    SELECT rank, step, rep, cls AS kind, start, "end" FROM device
+    UNION ALL SELECT rank, step, rep, 'comm+compute', start, "end" FROM device WHERE cls IN ('comm', 'compute')
+    UNION ALL SELECT rank, step, rep, 'all', start, "end" FROM device
 ),
 reach AS (
-    SELECT *, max("end") OVER (PARTITION BY rank, step, kind ORDER BY start, "end"
+    SELECT *, max("end") OVER (PARTITION BY rank, step, rep, kind ORDER BY start, "end"
                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
     FROM sets
 ),
 islands AS (
     SELECT *, sum(CASE WHEN reached IS NULL OR start > reached THEN 1 ELSE 0 END)
-              OVER (PARTITION BY rank, step, kind ORDER BY start, "end" ROWS UNBOUNDED PRECEDING) AS island
+              OVER (PARTITION BY rank, step, rep, kind ORDER BY start, "end" ROWS UNBOUNDED PRECEDING) AS island
     FROM reach
 ),
 unions AS (
-    SELECT rank, step, kind, sum(e - s) AS busy
-    FROM (SELECT rank, step, kind, island, min(start) AS s, max("end") AS e FROM islands GROUP BY ALL)
+    SELECT rank, step, rep, kind, sum(e - s) AS busy
+    FROM (SELECT rank, step, rep, kind, island, min(start) AS s, max("end") AS e FROM islands GROUP BY ALL)
     GROUP BY ALL
 ),
 walls AS (
-    SELECT s.rank, s.step, min(s.start) AS start,
+    SELECT s.rank, s.step, s.rep, min(s.start) AS start,
            greatest(max(s."end"), coalesce(max(d.last_end), max(s."end"))) - min(s.start) AS wall
     FROM steps s
-    LEFT JOIN (SELECT rank, step, max("end") AS last_end FROM device GROUP BY ALL) d
-        ON d.rank = s.rank AND d.step IS NOT DISTINCT FROM s.step
-    GROUP BY s.rank, s.step
+    LEFT JOIN (SELECT rank, step, rep, max("end") AS last_end FROM device GROUP BY ALL) d
+        ON d.rank = s.rank AND d.step IS NOT DISTINCT FROM s.step AND d.rep = s.rep
+    GROUP BY s.rank, s.step, s.rep
 )
-SELECT w.rank, w.step, w.start, w.wall,
+SELECT w.rank, w.step, w.rep, w.start, w.wall,
        coalesce(max(u.busy) FILTER (kind = 'compute'), 0) AS compute,
        coalesce(max(u.busy) FILTER (kind = 'comm'), 0) AS comm,
        coalesce(max(u.busy) FILTER (kind = 'compute'), 0) + coalesce(max(u.busy) FILTER (kind = 'comm'), 0)
@@ -102,18 +103,18 @@ SELECT w.rank, w.step, w.start, w.wall,
        coalesce(max(u.busy) FILTER (kind = 'memory'), 0) AS memory,
        w.wall - coalesce(max(u.busy) FILTER (kind = 'all'), 0) AS idle
 FROM walls w
-LEFT JOIN unions u ON u.rank = w.rank AND u.step IS NOT DISTINCT FROM w.step
-GROUP BY w.rank, w.step, w.start, w.wall
+LEFT JOIN unions u ON u.rank = w.rank AND u.step IS NOT DISTINCT FROM w.step AND u.rep = w.rep
+GROUP BY w.rank, w.step, w.rep, w.start, w.wall
 """
 
 _COLLECTIVES = r"""
 CREATE OR REPLACE TEMP TABLE collectives AS
 WITH comm AS (
-    SELECT rank, step, start, "end", name,
+    SELECT rank, step, rep, start, "end", name,
            row_number() OVER (PARTITION BY rank ORDER BY start, "end") AS seq
     FROM device WHERE cls = 'comm'
 )
-SELECT c.rank, c.step, c.seq, c.name,
+SELECT c.rank, c.step, c.rep, c.seq, c.name,
        coalesce(nullif(regexp_extract(c.name, 'Kernel_([A-Za-z]+)', 1), ''), c.name) AS collective,
        c.start - o.offset AS start, c."end" - o.offset AS "end"
 FROM comm c JOIN offsets o USING (rank)
@@ -154,17 +155,30 @@ def _notes(store, extra=()) -> list:
     return notes
 
 
-def _step(value):
-    return "-" if value is None else value
+def _steps(rows: list) -> list:
+    """The step column as shown: ``-`` for a worker without steps; ``N@k`` for the k-th repeat of
+    step number N in one rank (a trace made of copies numbers its steps again), with a note."""
+    repeated = False
+    for row in rows:
+        rep = row.pop("rep")
+        step = "-" if row["step"] is None else row["step"]
+        if rep:
+            repeated = True
+            step = f"{step}@{rep}"
+        row["step"] = step
+    if repeated:
+        return ["step numbers repeat within a rank: N@k is the k-th repeat of step N"]
+    return []
 
 
 def rank_breakdown(store) -> View:
     prepared = Prepared(store)
     rows = prepared.rows(
-        "SELECT rank, step, wall, compute, comm, overlap, memory, idle FROM breakdown ORDER BY step NULLS FIRST, rank"
+        "SELECT rank, step, rep, wall, compute, comm, overlap, memory, idle FROM breakdown "
+        "ORDER BY rep, step NULLS FIRST, rank"
     )
+    repeats = _steps(rows)
     for row in rows:
-        row["step"] = _step(row["step"])
         row["overlap%"] = round(100.0 * row["overlap"] / row["comm"], 1) if row["comm"] else "-"
     columns = ("rank", "step", "wall", "compute", "comm", "overlap", "overlap%", "memory", "idle")
     notes = _notes(
@@ -172,6 +186,7 @@ def rank_breakdown(store) -> View:
         [
             "comm = nccl/rccl kernels, memory = memcpy/memset, compute = other kernels; each a union of intervals",
             "overlap% = comm time hidden under compute (HTA's comm/comp overlap); idle = wall - all device work",
+            *repeats,
         ],
     )
     return View("time per rank and step (ns)", columns, rows, notes, text=frozenset())
@@ -184,31 +199,31 @@ WITH arrivals AS (
     FROM collectives
 ),
 caused AS (  -- each collective's wait is the last arrival's doing
-    SELECT last_rank AS rank, step, count(DISTINCT seq) AS last, sum(last_start - start) AS at_stake
+    SELECT last_rank AS rank, step, rep, count(DISTINCT seq) AS last, sum(last_start - start) AS at_stake
     FROM arrivals GROUP BY ALL
 ),
 waited AS (
-    SELECT rank, step, count(*) AS collectives, sum(last_start - start) AS wait FROM arrivals GROUP BY ALL
+    SELECT rank, step, rep, count(*) AS collectives, sum(last_start - start) AS wait FROM arrivals GROUP BY ALL
 )
-SELECT b.rank, b.step, b.wall, coalesce(w.collectives, 0) AS collectives, coalesce(c.last, 0) AS last,
+SELECT b.rank, b.step, b.rep, b.wall, coalesce(w.collectives, 0) AS collectives, coalesce(c.last, 0) AS last,
        coalesce(w.wait, 0) AS wait, coalesce(c.at_stake, 0) AS at_stake
 FROM breakdown b
-LEFT JOIN caused c ON c.rank = b.rank AND c.step IS NOT DISTINCT FROM b.step
-LEFT JOIN waited w ON w.rank = b.rank AND w.step IS NOT DISTINCT FROM b.step
+LEFT JOIN caused c ON c.rank = b.rank AND c.step IS NOT DISTINCT FROM b.step AND c.rep = b.rep
+LEFT JOIN waited w ON w.rank = b.rank AND w.step IS NOT DISTINCT FROM b.step AND w.rep = b.rep
 ORDER BY at_stake DESC, b.wall DESC, b.rank
 """
 
 
 def stragglers(store) -> View:
     rows = Prepared(store).rows(_STRAGGLERS)
-    for row in rows:
-        row["step"] = _step(row["step"])
+    repeats = _steps(rows)
     columns = ("rank", "step", "wall", "collectives", "last", "wait", "at_stake")
     notes = _notes(
         store,
         [
             "last = collectives this rank reached last; at_stake = the time the other ranks waited for it there "
             "(sum of its arrival - theirs); wait = its own wait for later arrivals",
+            *repeats,
         ],
     )
     return View("stragglers, slowest first (ns)", columns, rows, notes, text=frozenset())
@@ -216,7 +231,7 @@ def stragglers(store) -> View:
 
 _SKEW = """
 WITH c AS (SELECT *, max(start) OVER (PARTITION BY seq) AS last_start FROM collectives)
-SELECT seq AS collective_no, min(step) AS step, mode(collective) AS collective, count(*) AS ranks,
+SELECT seq AS collective_no, min(step) AS step, min(rep) AS rep, mode(collective) AS collective, count(*) AS ranks,
        count(DISTINCT collective) AS kinds,
        arg_min(rank, start) AS first, arg_max(rank, start) AS last,
        max(start) - min(start) AS skew, max("end") - min("end") AS end_skew,
@@ -227,11 +242,11 @@ FROM c GROUP BY seq ORDER BY seq
 
 def collective_skew(store) -> View:
     rows = Prepared(store).rows(_SKEW)
-    mismatched = 0
-    for row in rows:
-        row["step"] = _step(row["step"])
-        mismatched += row.pop("kinds") > 1
-    extra = ["clocks aligned on the end of each rank's first collective; wait = sum of (last arrival - arrival)"]
+    mismatched = sum(row.pop("kinds") > 1 for row in rows)
+    extra = [
+        *_steps(rows),
+        "clocks aligned on the end of each rank's first collective; wait = sum of (last arrival - arrival)",
+    ]
     if mismatched:
         extra.append(f"{mismatched} collectives are not the same kind on every rank: ranks ran different sequences")
     columns = ("collective_no", "step", "collective", "ranks", "first", "last", "skew", "end_skew", "wait")
