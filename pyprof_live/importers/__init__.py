@@ -30,6 +30,27 @@ def load(path, progress=None):
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
     """
     path = Path(path)
+    kind = file_kind(path)
+    if kind == "nsys":
+        from .nsys import load_nsys
+
+        return load_nsys(path, progress=progress)
+    if kind == "columnar":
+        from .saved import load_columnar
+
+        return load_columnar(path)
+    if kind == "saved":
+        from .saved import load_saved
+
+        return load_saved(path)
+    from .kineto import load_kineto
+
+    return load_kineto(path, progress=progress)
+
+
+def file_kind(path) -> str:
+    """What a file holds, from its first bytes: "nsys" (SQLite: nsys or nvprof), "columnar" (Parquet),
+    "saved" (a saved profile) or "kineto" (JSON); ProfileFormatError for anything else."""
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
@@ -38,13 +59,9 @@ def load(path, progress=None):
     if not head:
         raise ProfileFormatError(path, "file is empty")
     if head.startswith(SQLITE_MAGIC):
-        from .nsys import load_nsys
-
-        return load_nsys(path, progress=progress)
+        return "nsys"
     if head.startswith(PARQUET_MAGIC):
-        from .saved import load_columnar
-
-        return load_columnar(path)
+        return "columnar"
     text = head
     if head.startswith(GZIP_MAGIC):
         try:
@@ -55,13 +72,9 @@ def load(path, progress=None):
     from ..store.savefile import is_saved_profile
 
     if is_saved_profile(text):
-        from .saved import load_saved
-
-        return load_saved(path)
+        return "saved"
     if text.lstrip()[:1] in (b"{", b"["):
-        from .kineto import load_kineto
-
-        return load_kineto(path, progress=progress)
+        return "kineto"
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "

@@ -13,18 +13,16 @@ Files that disagree on the world size are refused: they are not one job.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ProfileFormatError, PyprofLiveError
-from ..importers import GZIP_MAGIC, PARQUET_MAGIC, SQLITE_MAGIC, load
+from ..importers import file_kind, load
 from ..profile import Profile
 from ..store.columnar import file_metadata, write_profile
 from ..store.layout import parse_worker_file, rank_in_name, worker_file_name
-from ..store.savefile import decode_value, is_saved_profile
+from ..store.savefile import decode_value
 
 
 @dataclass
@@ -196,38 +194,15 @@ def load_run(path) -> Run:
 def _describe(parsed) -> Worker:
     """What a worker file is and which rank, from as little of it as says so."""
     path = parsed.path
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError as e:
-        raise ProfileFormatError(path, f"cannot read the file ({e.strerror or e})") from None
-    worker = Worker(parsed.worker, path, "", steps=parsed.steps)
+    worker = Worker(parsed.worker, path, file_kind(path), steps=parsed.steps)
     info: dict = {}
-    if not head:
-        raise ProfileFormatError(path, "file is empty")
-    if head.startswith(PARQUET_MAGIC):
-        worker.kind = "columnar"
+    if worker.kind == "columnar":
         meta = decode_value(file_metadata(path).get("meta") or {"D": {}})
         info = meta.get("distributed") or {}
         if worker.steps is None and meta.get("steps"):
             worker.steps = tuple(meta["steps"])
-    elif head.startswith(SQLITE_MAGIC):
-        worker.kind = "nsys"
-    else:
-        text = head
-        if head.startswith(GZIP_MAGIC):
-            try:
-                with gzip.open(path, "rb") as f:
-                    text = f.read(4096)
-            except (OSError, EOFError, zlib.error) as e:
-                raise ProfileFormatError(path, f"damaged gzip data ({e})") from None
-        if is_saved_profile(text):
-            worker.kind = "saved"
-        elif text.lstrip()[:1] in (b"{", b"["):
-            worker.kind = "kineto"
-            info = _kineto_distributed_info(path)
-        else:
-            raise ProfileFormatError(path, "not a profile pyprof_live can read (in a run directory)")
+    elif worker.kind == "kineto":
+        info = _kineto_distributed_info(path)
     rank = info.get("rank") if isinstance(info, dict) else None
     worker.rank = rank if isinstance(rank, int) else rank_in_name(worker.name)
     size = info.get("world_size") if isinstance(info, dict) else None
