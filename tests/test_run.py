@@ -256,3 +256,21 @@ def test_cli_on_a_run_directory(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "rank-0.json.gz"), "--view", "ranks"])
     assert "a view across ranks: give a run directory" in capsys.readouterr().err
+
+
+@pytest.mark.e2e
+def test_conversion_in_worker_processes(tmp_path):
+    """Large runs convert in worker processes (a fresh one per file): same store, same figures; a
+    file that fails there is named and left out like in-process."""
+    write_run(tmp_path, ranks=(0, 1, 2))
+    # rank 3: its header and first event read (so it is listed as rank 3), then the file stops
+    (tmp_path / "rank-3.json").write_text(
+        '{"distributedInfo": {"rank": 3, "world_size": 4}, "traceEvents": ['
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, {"ph": '
+    )
+    run = pyprof_live.load_run(tmp_path)
+    assert [w.rank for w in run.entries] == [0, 1, 2, 3]
+    store = run.store(processes=2)
+    assert [worker.rank for worker, _ in store.files] == [0, 1, 2]
+    assert any("rank-3.json" in p and "truncated" in p for p in run.problems)
+    assert run.stragglers().rows[0]["at_stake"] == (200 + 180) * US  # rank 2 arrives at 310: 110, 130
