@@ -107,6 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report",
     )
     parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML report instead of the report")
+    parser.add_argument(
+        "--capture",
+        metavar="TRACE",
+        help="PyTorch profiler trace that captured the CUDA graphs FILE replays (vLLM, SGLang capture at start-up)",
+    )
+    parser.add_argument(
+        "--provenance",
+        metavar="LOG",
+        help="TORCH_TRACE log of the same torch.compile run: ties Inductor kernels to the ops they fused "
+        "(default: dedicated_log_torch_trace*.log beside FILE)",
+    )
     return parser
 
 
@@ -139,13 +150,13 @@ def is_diff_command(argv) -> bool:
     return len(argv) >= 3 and os.path.exists(argv[1]) and os.path.exists(argv[2])
 
 
-def _load(path):
+def _load(path, capture=None, provenance=None):
     """The profile at ``path``, with a progress bar (tqdm) on stderr while a long import reads it,
     when stderr is a terminal."""
     from .importers import load
 
     if not sys.stderr.isatty():
-        return load(path)
+        return load(path, None, capture, provenance)
     from tqdm import tqdm
 
     with tqdm(total=100, desc="reading", unit="%", file=sys.stderr, leave=False) as bar:
@@ -154,7 +165,7 @@ def _load(path):
             bar.set_postfix_str(stage, refresh=False)
             bar.update(round(100 * min(max(fraction, 0.0), 1.0)) - bar.n)
 
-        return load(path, progress=progress)
+        return load(path, progress, capture, provenance)
 
 
 def main(argv=None) -> int:
@@ -169,7 +180,7 @@ def main(argv=None) -> int:
     if args.view in _RUN_ONLY_VIEWS:
         parser.error(f"--view {args.view} is a view across ranks: give a run directory, not a file")
     try:
-        profile = _load(args.file)
+        profile = _load(args.file, args.capture, args.provenance)
         if args.chrome is not None or args.html is not None:
             return _export(profile, args)
         if args.view not in (None, "table"):
@@ -198,7 +209,12 @@ def _run_main(parser, args) -> int:
 
     if args.view is not None and args.view not in RUN_VIEW_NAMES:
         parser.error(f"--view {args.view} is a view of one profile; a run directory has {', '.join(RUN_VIEW_NAMES)}")
-    _refuse_given(parser, args, _TABLE_OPTIONS, "the kernel table of one profile, not to a run directory")
+    _refuse_given(
+        parser,
+        args,
+        (*_TABLE_OPTIONS, ("--capture", "capture"), ("--provenance", "provenance")),
+        "one profile, not to a run directory",
+    )
     try:
         run = load_run(args.file)
         if args.chrome is not None or args.html is not None:

@@ -23,14 +23,20 @@ def unreadable(path, error: OSError) -> ProfileFormatError:
     return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
-def load(path, progress=None):
+def load(path, progress=None, capture=None, provenance=None):
     """Read a saved profile (``.pplive``, or Parquet from a run directory), an Nsight Systems or nvprof
     SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
+    ``capture`` and ``provenance`` are :func:`~pyprof_live.importers.kineto.load_kineto`'s, for
+    PyTorch profiler traces only.
     """
     path = Path(path)
     kind = file_kind(path)
+    if kind != "kineto" and (capture is not None or provenance is not None):
+        raise ProfileFormatError(
+            path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
+        )
     if kind == "nsys":
         from .nsys import load_nsys
 
@@ -45,7 +51,7 @@ def load(path, progress=None):
         return load_saved(path)
     from .kineto import load_kineto
 
-    return load_kineto(path, progress=progress)
+    return load_kineto(path, progress=progress, capture=capture, provenance=provenance)
 
 
 def file_kind(path) -> str:

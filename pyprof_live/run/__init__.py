@@ -12,10 +12,13 @@ from .run import RUN_VIEW_NAMES, Run, Worker, load_run
 __all__ = ["RUN_VIEW_NAMES", "Run", "Worker", "load", "load_run"]
 
 
-def load(path, progress=None):
-    """A Profile from a file (any kind ``importers.load`` reads), or a Run from a run directory."""
+def load(path, progress=None, capture=None, provenance=None):
+    """A Profile from a file (any kind ``importers.load`` reads; ``capture``/``provenance`` as
+    :func:`~pyprof_live.importers.kineto.load_kineto` takes them), or a Run from a run directory."""
     if Path(path).is_dir():
+        if capture is not None or provenance is not None:
+            raise ValueError("capture= and provenance= go with one PyTorch profiler trace, not a run directory")
         return load_run(path)
     from ..importers import load as load_file
 
-    return load_file(path, progress=progress)
+    return load_file(path, progress, capture, provenance)
