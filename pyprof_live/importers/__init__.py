@@ -15,6 +15,7 @@ from ..store.savefile import is_saved_profile
 # What a file starts with, for the importers that check it (submodules import these from here).
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
 
 
 def unreadable(path, error: OSError) -> ProfileFormatError:
@@ -36,7 +37,7 @@ class Importer:
     arguments of ``load`` it takes. A new importer is one more entry in ``IMPORTERS``.
     """
 
-    name: str
+    kind: str  # what file_kind() says of its files
     recognizes: Callable[[bytes, bytes], bool]
     read: Callable[..., Profile]
     options: tuple[str, ...] = ()
@@ -46,6 +47,12 @@ def _read_sqlite(path: Path, progress: Callable | None) -> Profile:
     from .nsys import load_nsys  # tells Nsight Systems and nvprof exports apart by their tables
 
     return load_nsys(path, progress=progress)
+
+
+def _read_columnar(path: Path, progress: Callable | None) -> Profile:
+    from .saved import load_columnar
+
+    return load_columnar(path)
 
 
 def _read_saved(path: Path, progress: Callable | None) -> Profile:
@@ -62,25 +69,40 @@ def _read_kineto(path: Path, progress: Callable | None, **options) -> Profile:
 
 #: In the order they are tried.
 IMPORTERS = [
-    Importer("Nsight Systems or nvprof SQLite export", lambda head, _: head.startswith(SQLITE_MAGIC), _read_sqlite),
-    Importer("saved profile", lambda _, text: is_saved_profile(text), _read_saved),
+    Importer("nsys", lambda head, _: head.startswith(SQLITE_MAGIC), _read_sqlite),  # nsys or nvprof SQLite
+    Importer("columnar", lambda head, _: head.startswith(PARQUET_MAGIC), _read_columnar),  # a run's Parquet
+    Importer("saved", lambda _, text: is_saved_profile(text), _read_saved),
     Importer(
-        "PyTorch profiler JSON trace",
-        lambda _, text: text.lstrip()[:1] in (b"{", b"["),
-        _read_kineto,
-        options=("capture", "provenance"),
+        "kineto", lambda _, text: text.lstrip()[:1] in (b"{", b"["), _read_kineto, options=("capture", "provenance")
     ),
 ]
 
 
 def load(path, progress=None, capture=None, provenance=None) -> Profile:
-    """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
+    """Read a saved profile (``.pplive``, or Parquet from a run directory), an Nsight Systems or nvprof
+    SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
     ``capture`` and ``provenance`` are :func:`~pyprof_live.importers.kineto.load_kineto`'s, for
     PyTorch profiler traces only.
     """
     path = Path(path)
+    importer = _importer_of(path)
+    options = {name: value for name, value in (("capture", capture), ("provenance", provenance)) if value is not None}
+    if set(options) - set(importer.options):
+        raise ProfileFormatError(
+            path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
+        )
+    return importer.read(path, progress, **options)
+
+
+def file_kind(path) -> str:
+    """What a file holds, from its first bytes: "nsys" (SQLite: nsys or nvprof), "columnar" (Parquet),
+    "saved" (a saved profile) or "kineto" (JSON); ProfileFormatError for anything else."""
+    return _importer_of(path).kind
+
+
+def _importer_of(path) -> Importer:
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
@@ -95,14 +117,9 @@ def load(path, progress=None, capture=None, provenance=None) -> Profile:
                 text = f.read(4096)
         except (OSError, EOFError, zlib.error) as e:
             raise ProfileFormatError(path, f"damaged gzip data ({e})") from None
-    options = {name: value for name, value in (("capture", capture), ("provenance", provenance)) if value is not None}
     for importer in IMPORTERS:
         if importer.recognizes(head, text):
-            if set(options) - set(importer.options):
-                raise ProfileFormatError(
-                    path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
-                )
-            return importer.read(path, progress, **options)
+            return importer
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "

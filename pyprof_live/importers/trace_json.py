@@ -15,7 +15,7 @@ import json.scanner
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 from ..errors import ProfileFormatError
 from . import GZIP_MAGIC, unreadable
@@ -93,7 +93,9 @@ class _JsonWindow:
             self._refill()
 
 
-def read_trace_events(path, header: dict | None = None, progress: Progress | None = None) -> Iterator[dict]:
+def read_trace_events(
+    path, header: dict | None = None, progress: Progress | None = None
+) -> Generator[dict, None, None]:
     """Yield the raw event dicts of a Kineto/Chrome trace, as the file holds them, streaming.
 
     ``header`` (when given) receives the file's other top-level entries (``deviceProperties``,
