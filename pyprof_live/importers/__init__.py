@@ -31,13 +31,15 @@ class Importer:
     """One kind of file ``load`` reads: how to recognise it, and the function that reads it.
 
     ``recognizes(head, text)`` gets the file's first 4 KiB as stored (``head``) and, for a gzip'd
-    file, the first 4 KiB of its content (``text``; else the same bytes). ``read(path, progress)``
-    imports its module only when such a file comes (a new importer is one more entry below).
+    file, the first 4 KiB of its content (``text``; else the same bytes). ``read(path, progress,
+    **options)`` imports its module only when such a file comes; ``options`` names the keyword
+    arguments of ``load`` it takes. A new importer is one more entry in ``IMPORTERS``.
     """
 
     name: str
     recognizes: Callable[[bytes, bytes], bool]
-    read: Callable[[Path, Callable | None], Profile]
+    read: Callable[..., Profile]
+    options: tuple[str, ...] = ()
 
 
 def _read_sqlite(path: Path, progress: Callable | None) -> Profile:
@@ -52,24 +54,31 @@ def _read_saved(path: Path, progress: Callable | None) -> Profile:
     return load_saved(path)
 
 
-def _read_kineto(path: Path, progress: Callable | None) -> Profile:
+def _read_kineto(path: Path, progress: Callable | None, **options) -> Profile:
     from .kineto import load_kineto
 
-    return load_kineto(path, progress=progress)
+    return load_kineto(path, progress=progress, **options)
 
 
 #: In the order they are tried.
 IMPORTERS = [
     Importer("Nsight Systems or nvprof SQLite export", lambda head, _: head.startswith(SQLITE_MAGIC), _read_sqlite),
     Importer("saved profile", lambda _, text: is_saved_profile(text), _read_saved),
-    Importer("PyTorch profiler JSON trace", lambda _, text: text.lstrip()[:1] in (b"{", b"["), _read_kineto),
+    Importer(
+        "PyTorch profiler JSON trace",
+        lambda _, text: text.lstrip()[:1] in (b"{", b"["),
+        _read_kineto,
+        options=("capture", "provenance"),
+    ),
 ]
 
 
-def load(path, progress=None) -> Profile:
+def load(path, progress=None, capture=None, provenance=None) -> Profile:
     """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
+    ``capture`` and ``provenance`` are :func:`~pyprof_live.importers.kineto.load_kineto`'s, for
+    PyTorch profiler traces only.
     """
     path = Path(path)
     try:
@@ -86,9 +95,14 @@ def load(path, progress=None) -> Profile:
                 text = f.read(4096)
         except (OSError, EOFError, zlib.error) as e:
             raise ProfileFormatError(path, f"damaged gzip data ({e})") from None
+    options = {name: value for name, value in (("capture", capture), ("provenance", provenance)) if value is not None}
     for importer in IMPORTERS:
         if importer.recognizes(head, text):
-            return importer.read(path, progress)
+            if set(options) - set(importer.options):
+                raise ProfileFormatError(
+                    path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
+                )
+            return importer.read(path, progress, **options)
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
