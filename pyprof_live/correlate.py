@@ -176,25 +176,35 @@ def _link_apis_to_ops(apis, ops) -> None:
 
 
 def _contain(apis, api_indices, ops, op_indices) -> None:
-    """Sweep calls and ops of one thread in time order with a stack of open ops."""
+    """Each call of one thread belongs to the innermost op open when it started."""
     api_indices.sort(key=lambda a: apis[a].start)
-    open_ops: list[int] = []
+    spans = [(ops[i].start, ops[i].end, i) for i in op_indices]
+    for a, i in zip(api_indices, innermost_open([apis[a].start for a in api_indices], spans)):
+        if i is not None:
+            apis[a].op = i
+
+
+def innermost_open(times: list, spans: list) -> list:
+    """For each of ``times`` (ascending), the item of the innermost of ``spans`` open at it, or None.
+
+    ``spans`` are ``(start, end, item)`` sorted by start (then longest first), nesting as a thread's
+    calls do: one stack sweep, O(times + spans). Launch -> op here, op -> Python frame in Kineto.
+    """
+    found: list = []
+    open_spans: list = []
     k = 0
-    for a in api_indices:
-        t = apis[a].start
-        while k < len(op_indices) and ops[op_indices[k]].start <= t:
-            i = op_indices[k]
-            while open_ops and ops[open_ops[-1]].end < ops[i].start:
-                open_ops.pop()
-            open_ops.append(i)
+    for t in times:
+        while k < len(spans) and spans[k][0] <= t:
+            span = spans[k]
+            while open_spans and open_spans[-1][1] < span[0]:
+                open_spans.pop()
+            open_spans.append(span)
             k += 1
-        while open_ops and ops[open_ops[-1]].end < t:
-            open_ops.pop()
-        # The stack can hold an op that ended before t under a longer one still open; walk down.
-        for i in reversed(open_ops):
-            if ops[i].end >= t:
-                apis[a].op = i
-                break
+        while open_spans and open_spans[-1][1] < t:
+            open_spans.pop()
+        # The stack can hold a span that ended before t under a longer one still open; walk down.
+        found.append(next((span[2] for span in reversed(open_spans) if span[1] >= t), None))
+    return found
 
 
 def _link_device_work(items, apis) -> int:

@@ -14,7 +14,7 @@ from threading import get_ident
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..records import DATALOADER_PREFIX
+from ..records import SCOPE_DIRS
 from . import callsite
 from .context import context
 from .gpu import GpuBackend
@@ -33,8 +33,6 @@ NESTED_TENSOR = "nested tensor "
 NO_SEQUENCE = 2**64 - 1
 _ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
 _REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
-#: record_function ranges that set the dir of the ops inside them (innermost wins).
-_SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", "opt"), (DATALOADER_PREFIX, "other"))
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
@@ -271,7 +269,7 @@ class OpRecorder(TorchDispatchMode):
 
 def _scope_dir(name: str) -> str:
     """The dir a record_function range gives the ops inside it, "" when it gives none."""
-    return next((direction for prefix, direction in _SCOPE_DIRS if name.startswith(prefix)), "")
+    return next((direction for prefix, direction in SCOPE_DIRS if name.startswith(prefix)), "")
 
 
 def warn_cap(max_ops: int) -> None:

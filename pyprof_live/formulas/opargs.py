@@ -21,7 +21,7 @@ import builtins
 import re
 from functools import cache
 
-from ..records import TensorMeta, Unknown
+from ..records import TensorMeta, Unknown, positional_inputs
 from .dtypes import canonical_dtype
 from .work import FormulaInputError, check_shape
 
@@ -39,17 +39,8 @@ class OpArgs:
 
     def __init__(self, op):
         self.op = op
-        named = dict(op.kwargs) if op.kwargs else {}
-        positional = tuple(op.inputs)
-        # Live capture may append keyword arguments to inputs as well as naming them in kwargs.
-        if (
-            named
-            and len(positional) >= len(named)
-            and positional[len(positional) - len(named) :] == tuple(named.values())
-        ):
-            positional = positional[: len(positional) - len(named)]
-        self._positional = positional
-        self._named = named
+        self._positional = tuple(positional_inputs(op))
+        self._named = dict(op.kwargs) if op.kwargs else {}
 
     @property
     def name(self) -> str:

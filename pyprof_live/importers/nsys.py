@@ -34,7 +34,7 @@ from ..errors import ProfileFormatError
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
-from ._sqlite import COPY_KINDS, Schema, Strings, decode, read_export, require_activity, sort_by_start
+from ._sqlite import Schema, Strings, decode, memory_record, read_export, require_activity, sort_by_start
 from .launches import unlaunched_warning
 from .nvtx_markers import MARK, PUSH_POP, START_END, ranges_from_query
 
@@ -201,17 +201,7 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
             f"COALESCE({col('globalPid')}, 0) FROM {table}"
         )
         memops.extend(
-            MemoryRecord(
-                kind,
-                start,
-                end,
-                size,
-                COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                device,
-                stream,
-                correlation,
-                ids[global_pid][0],
-            )
+            memory_record(kind, start, end, size, copy, device, stream, correlation, ids[global_pid][0])
             for start, end, size, copy, device, stream, correlation, global_pid in rows
         )
     sort_by_start(memops, f"{MEMCPY} or {MEMSET}")

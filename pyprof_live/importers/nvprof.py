@@ -23,7 +23,7 @@ from functools import partial
 from ..api_names import cupti_api_name
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
-from ._sqlite import COPY_KINDS, Schema, Strings, require_activity, sort_by_start
+from ._sqlite import Schema, Strings, memory_record, require_activity, sort_by_start
 from .launches import LaunchingPids
 from .nvtx_markers import MARK, PUSH_POP, ranges_from_query
 
@@ -165,17 +165,7 @@ def _memops(db, schema: Schema, launching_pid) -> list:
             f"FROM {table}"
         )
         memops.extend(
-            MemoryRecord(
-                kind,
-                start,
-                end,
-                size,
-                COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                device,
-                stream,
-                correlation,
-                launching_pid(correlation),
-            )
+            memory_record(kind, start, end, size, copy, device, stream, correlation, launching_pid(correlation))
             for start, end, size, copy, device, stream, correlation in rows
         )
     sort_by_start(memops, " or ".join(t for t, _ in _MEMORY_TABLES))
