@@ -214,6 +214,20 @@ def main() -> int:
                     f"      planted straggler rank {args.straggler}: {verdict} (slowest: rank {found}, "
                     f"last at collectives most often: rank {ours['last_most_often']})"
                 )
+        if args.store_ranks and args.store_ranks > len(files):
+            copies = _replicate_store(rundir, args.store_ranks, args.straggler, folder / "copies")
+            ours = _child("summary", copies)
+            if "error" in ours:
+                print(f"{args.store_ranks:5d} | {ours['error']}")
+            else:
+                slowest = f"({ours['slowest'][0]}, {ours['slowest'][1]})"
+                print(
+                    f"{args.store_ranks:5d} | {ours['seconds']:13.1f} {ours['peak_mb']:8.0f} {slowest:>21} | "
+                    f"(Parquet copies of the {len(files)} converted ranks; HTA not run at this size)"
+                )
+                if args.straggler is not None:
+                    verdict = "found" if ours["slowest"][0] == args.straggler else "NOT found"
+                    print(f"      planted straggler rank {args.straggler}: {verdict}")
     return 0
 
 
