@@ -26,6 +26,16 @@ from .importers.nsys import load_nsys
 from .profile import Profile
 from .report.diff import diff
 
+
+def serve(logdir, port=None, bind_all=False, poll=1.0):
+    """Start the dashboard over ``logdir`` in the background; returns the server (``.url``, ``.stop()``).
+
+    The same app as ``pyprof-live serve LOGDIR``; see pyprof_live/dashboard/server.py."""
+    from .dashboard.server import serve as start
+
+    return start(logdir, port=port, bind_all=bind_all, poll=poll)
+
+
 # NVTX entry points are wrapped once, at import, so ranges pushed later are seen (see annotations).
 _annotations.install()
 
@@ -46,5 +56,6 @@ __all__ = [
     "load_nsys",
     "profile",
     "register_flops",
+    "serve",
     "wrap",
 ]
