@@ -8,11 +8,11 @@ correlation or formula also applies to old saved profiles.
 from __future__ import annotations
 
 from .errors import ColumnError
-from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import AllocRecord, ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
+VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations", "memory")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -30,8 +30,11 @@ class Profile:
         ranges: list[RangeRecord] | None = None,
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
+        allocs: list[AllocRecord] | None = None,
     ):
-        self.records = Records(ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [])
+        self.records = Records(
+            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], allocs or []
+        )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
         self.meta = meta if meta is not None else {}
@@ -108,6 +111,14 @@ class Profile:
         from .report.views import kernel_summary
 
         return kernel_summary(self)
+
+    def memory(self, by: str = "op"):
+        """What was live on each device at its memory peak, by the op (``by="op"``) or module
+        (``by="module"``) that allocated it, with what each allocated in all; the notes give each
+        device's peak. Sources: Kineto ``[memory]`` events (profile_memory=True), live allocations."""
+        from .report.memory import memory_summary
+
+        return memory_summary(self, by)
 
     def overview(self):
         """Where the time went, per direction and kind of device work."""
@@ -209,6 +220,7 @@ class Profile:
             "modules": self.modules,
             "overview": self.overview,
             "recommendations": self.recommendations,
+            "memory": self.memory,
         }
         if name not in views:
             raise ValueError(f"unknown view {name!r}; valid: {', '.join(VIEW_NAMES)}")

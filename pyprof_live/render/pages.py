@@ -8,7 +8,11 @@ The same payloads feed the served app (``pyprof-live serve``) and the one-file e
 
 from __future__ import annotations
 
+from ..analysis.memory import device_memory
 from .page_units import UNIT_RULES, human
+
+#: Points of a memory curve sent to the page; longer curves keep each bucket's lowest and highest.
+CURVE_POINTS = 4000
 
 #: Columns that hold a time in ns, whatever view they are in (the overview's ``kernel`` is time, the
 #: kernel view's ``kernel`` is a name: text columns are never formatted, see ``column_quantity``).
@@ -29,6 +33,8 @@ TABLE_VIEWS = {
     "ops+shape": lambda p: p.ops(by="op+shape"),
     "kernels": lambda p: p.kernels(),
     "modules": lambda p: p.modules(),
+    "memory": lambda p: p.memory(),
+    "memory+module": lambda p: p.memory(by="module"),
 }
 
 
@@ -90,7 +96,7 @@ def _raw(value):
 def profile_payload(profile) -> dict:
     """Every table view of a profile plus the summary cards."""
     views = {name: view_payload(get(profile), hide=("items",)) for name, get in TABLE_VIEWS.items()}
-    return {"summary": summary(profile), "views": views}
+    return {"summary": summary(profile), "views": views, "memory": memory_curves(profile)}
 
 
 def summary(profile) -> dict:
@@ -114,3 +120,43 @@ def summary(profile) -> dict:
         "devices": devices,
         "device_time": bool(records.kernels or records.memops),
     }
+
+
+def memory_curves(profile) -> list:
+    """Per device: allocated (and reserved) bytes over time, at most CURVE_POINTS points, and the peak."""
+    curves = []
+    devices = device_memory(profile)
+    ops = profile.records.ops
+    origin = min([m.times[0] for m in devices] + ([min(op.start for op in ops)] if ops else []), default=0)
+    for memory in devices:
+        times, allocated, reserved = memory.times, memory.allocated, memory.reserved
+        keep = _downsample(allocated, CURVE_POINTS)
+        if memory.peak_index not in keep:
+            keep = sorted({*keep, memory.peak_index})
+        curves.append(
+            {
+                "device": memory.device,
+                "times": [times[i] - origin for i in keep],
+                "allocated": [allocated[i] for i in keep],
+                "reserved": [reserved[i] for i in keep] if reserved else None,
+                "peak": memory.peak,
+                "peak_time": memory.peak_time - origin,
+                "events": len(times),
+            }
+        )
+    return curves
+
+
+def _downsample(values: list, points: int) -> list:
+    """Indices to keep: all when few; else the first, the last, and each bucket's lowest and highest."""
+    if len(values) <= points:
+        return list(range(len(values)))
+    step = len(values) / (points // 2)
+    keep = {0, len(values) - 1}
+    for b in range(points // 2):
+        lo, hi = int(b * step), min(int((b + 1) * step), len(values))
+        if lo < hi:
+            bucket = range(lo, hi)
+            keep.add(max(bucket, key=values.__getitem__))
+            keep.add(min(bucket, key=values.__getitem__))
+    return sorted(keep)

@@ -436,8 +436,50 @@
 
   PAGES.memory = function (root, p) {
     root.appendChild(el('h2', { text: 'Memory' }));
-    root.appendChild(note('This profile recorded no allocations (Kineto traces need profile_memory=True).'));
+    if (!p.memory.length) {
+      root.appendChild(note('This profile recorded no allocations (Kineto traces need profile_memory=True).'));
+      return;
+    }
+    root.appendChild(legend([['a', 'allocated'], ['b', 'reserved (caching allocator)'], ['memset', 'peak']]));
+    p.memory.forEach(function (curve) { root.appendChild(memoryChart(curve)); });
+    root.appendChild(el('h2', { text: 'Live at the peak, by op' }));
+    root.appendChild(table(p.views.memory, 'memory'));
+    root.appendChild(el('h2', { text: 'Live at the peak, by module' }));
+    root.appendChild(table(p.views['memory+module'], 'memory+module'));
   };
+
+  function memoryChart(curve) {
+    var W = 1000, H = 240, left = 70, bottom = 22, top = 10;
+    var box = el('div', { class: 'chart', 'data-chart': 'memory-' + curve.device },
+      el('h3', { text: curve.device + ': peak ' + human(curve.peak, 'bytes') + ' at ' + human(curve.peak_time, 'time') +
+        ' (' + curve.events.toLocaleString('en-US') + ' allocations and frees)' }));
+    var s = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+    var t0 = curve.times[0], t1 = curve.times[curve.times.length - 1] || t0 + 1;
+    var top_ = Math.max(curve.peak, Math.max.apply(null, curve.reserved || [0])) || 1;
+    function x(t) { return left + (W - left - 10) * (t - t0) / Math.max(t1 - t0, 1); }
+    function y(v) { return top + (H - top - bottom) * (1 - v / top_); }
+    for (var k = 0; k <= 4; k++) {
+      var v = top_ * k / 4, gy = y(v);
+      s.appendChild(svg('line', { x1: left, x2: W - 10, y1: gy, y2: gy, stroke: '#eee' }));
+      var label = svg('text', { x: left - 6, y: gy + 4, 'text-anchor': 'end' }); label.textContent = human(v, 'bytes'); s.appendChild(label);
+    }
+    [t0, (t0 + t1) / 2, t1].forEach(function (t, k) {
+      var label = svg('text', { x: x(t), y: H - 6, 'text-anchor': ['start', 'middle', 'end'][k] }); label.textContent = human(t, 'time'); s.appendChild(label);
+    });
+    function line(values, color, dash) {
+      var points = curve.times.map(function (t, i) { return x(t).toFixed(1) + ',' + y(values[i]).toFixed(1); });
+      var path = svg('polyline', { points: points.join(' '), fill: 'none', stroke: color, 'stroke-width': 1.5 });
+      if (dash) path.setAttribute('stroke-dasharray', '4 3');
+      s.appendChild(path);
+    }
+    if (curve.reserved) line(curve.reserved, COLORS.b, true);
+    line(curve.allocated, COLORS.a, false);
+    var peak = svg('circle', { cx: x(curve.peak_time), cy: y(curve.peak), r: 4, fill: COLORS.memset, 'data-peak': curve.peak });
+    var tip = svg('title'); tip.textContent = 'peak ' + human(curve.peak, 'bytes'); peak.appendChild(tip);
+    s.appendChild(peak);
+    box.appendChild(s);
+    return box;
+  }
 
   function renderTrace(root) {
     root.appendChild(el('h2', { text: 'Trace' }));

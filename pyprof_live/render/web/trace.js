@@ -212,6 +212,7 @@
     this._drawGutter();
     this._drawAxis();
     this.stats = { drawn: drawn, merged: merged, ms: performance.now() - started };
+    if (!this.paintedAt) this.paintedAt = performance.now();  // first paint, for the benchmark
     if (this.opts.onDraw) this.opts.onDraw(this);
   };
 
