@@ -7,7 +7,7 @@ repeated back to back in time until the ops, ranges, kernels and memcpy/memset d
 (links, correlation and sequence ids shifted per copy, as ../shared/tools/scale_kineto.py does to
 files). Needs >4 GiB: run it under `flock /work/signals/bigmem.lock` on a shared machine.
 
-    python benchmarks/dashboard_trace.py [--slices 1000000] [--peer]   # --peer: npm install flame-chart-js
+    python benchmarks/dashboard_trace.py [--slices 1000000] [--peer] [--html]   # --peer: npm install flame-chart-js
 
 Figures: Python time to build the trace payload (once per worker; the server caches it), bytes sent
 (gzip'd, as the server sends them; and the one-file export's size), then in Chromium: first paint =
@@ -128,7 +128,7 @@ def browse(url: str, peer: bool) -> dict:
         page.on("response", lambda r: received.append(int(r.headers.get("content-length") or 0)))
         page.goto(url)
         if peer:
-            page.wait_for_function("window.firstPaint", timeout=600_000, polling=200)
+            page.wait_for_function("window.firstPaint", timeout=600_000)
             paint = page.evaluate("window.firstPaint")
             # its render runs in the next animation frame: time from that frame's start to the end of it
             frames = page.evaluate(
@@ -140,7 +140,7 @@ def browse(url: str, peer: bool) -> dict:
                 return out; }"""
             )
         else:
-            page.wait_for_function("window.pyprofTrace && window.pyprofTrace.stats", timeout=600_000, polling=200)
+            page.wait_for_function("window.pyprofTrace && window.pyprofTrace.stats", timeout=600_000)
             paint = page.evaluate("window.pyprofTrace.paintedAt")
             frames = page.evaluate(
                 """() => { const tv = window.pyprofTrace, out = [];

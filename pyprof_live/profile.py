@@ -204,11 +204,11 @@ class Profile:
         return write_chrome_trace(self, path)
 
     def save_html(self, path) -> None:
-        """Write a self-contained HTML report (no network needed to view it): step breakdown, top ops
-        and kernels, recommendations, module tree, with sortable tables."""
-        from .render.html_report import write_html_report
+        """Write the dashboard of this profile as one self-contained file (opens offline, fetches nothing):
+        the pages of ``pyprof-live serve`` (overview, operators, kernels, modules, trace, memory)."""
+        from .render.html_app import write_one_file_page
 
-        write_html_report(self, path)
+        write_one_file_page(self, path)
 
     def view(self, name: str):
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""

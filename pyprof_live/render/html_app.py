@@ -42,11 +42,15 @@ def served_page() -> bytes:
 
 
 def json_for_script(data) -> str:
-    """JSON that can sit inside <script>: no "</" (would end the element) and no U+2028/2029."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return (
-        text.replace("</", "<\\/").replace("<!--", "<\\!--").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    )
+    """JSON that can sit inside <script>: no "<", ">" or "&" at all (as Django's json_script does), so
+    nothing in it can end the element or open a comment; and no U+2028/2029."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    for raw, escaped in _SCRIPT_SAFE:
+        text = text.replace(raw, escaped)
+    return text
+
+
+_SCRIPT_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 def one_file_page(workers, distributed=None) -> str:

@@ -165,6 +165,7 @@
     var run = runInfo(state.run);
     VIEWS.forEach(function (v) {
       if (v[0] === 'distributed' && !(run && run.workers.length > 1)) return;
+      if (v[0] === 'diff' && state.runs.reduce(function (n, r) { return n + r.workers.length; }, 0) < 2) return;
       var a = el('a', { href: '#', text: v[1], 'data-view': v[0], class: state.view === v[0] ? 'active' : '',
         onclick: function (e) { e.preventDefault(); show(v[0]); } });
       tabs.appendChild(a);
