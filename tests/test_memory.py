@@ -125,3 +125,41 @@ def test_peak_and_top_ops_match_an_independent_reading_of_a_real_trace(shared_da
     # what the trace never saw allocated (weights loaded before profiling): the peak minus the live blocks
     before = next(r for r in p.memory().rows if r["op"] == "(allocated before the profile)")
     assert before["live_bytes"] == peak - sum(per_op.values())
+
+
+def test_live_cpu_profile_counts_what_each_ops_outputs_allocated():
+    from .export_fixtures import live_profile
+
+    p = live_profile(steps=2)
+    rows = {r["op"]: r for r in p.memory().rows}
+    # TinyNet on x[4,8] fp32, 2 steps: body.0 addmm -> [4,16] = 256 B, head addmm -> [4,2] = 32 B: 2 * 288
+    assert rows["aten::addmm"]["allocated"] == 576
+    assert rows["aten::relu"]["allocated"] == 2 * 4 * 16 * 4  # relu output [4,16] fp32
+    assert "aten::t" not in rows and "aten::view" not in rows  # views allocate nothing
+    assert rows["aten::addmm"]["live_bytes"] == 0  # no frees seen on the CPU: nothing is "live at a peak"
+    assert p.memory().notes[0].startswith("cpu: bytes each op's outputs allocated")
+    modules = {r["module"]: r["allocated"] for r in p.memory(by="module").rows}
+    assert modules["TinyNet.head"] >= 2 * 32 and modules["TinyNet.body.0"] >= 2 * 256
+    assert memory_curves(p) == []  # no curve without frees
+
+
+@pytest.mark.gpu
+def test_cuda_allocator_history_in_a_live_profile():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    with pyprof_live.profile() as p:
+        x = torch.empty(1024, 1024, device="cuda")  # 4 MiB
+        y = x * 2  # another 4 MiB
+        del x
+        z = y.sum()
+    torch.cuda.synchronize()
+    gpu = [a for a in p.records.allocs if a.device.startswith("cuda")]
+    assert sum(a.bytes for a in gpu if a.bytes > 0) >= 2 * 4 * 2**20
+    rows = {r["op"]: r for r in p.memory().rows if r["device"] == gpu[0].device}
+    # the peak is when x (aten::empty) and y (aten::mul) both exist: 4 MiB each live then
+    assert rows["aten::empty"]["live_bytes"] >= 4 * 2**20 and rows["aten::mul"]["live_bytes"] >= 4 * 2**20
+    # after the peak x is freed: the allocator's history says so (a free of x's block)
+    assert any(a.bytes <= -4 * 2**20 for a in gpu)
+    assert z.dtype == torch.float32

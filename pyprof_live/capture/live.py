@@ -7,9 +7,12 @@ stop appends the session's new records to the profile's.
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from ..profile import Profile
+from .allocations import CudaHistory
 from .session import CaptureSession
 
 
@@ -22,6 +25,8 @@ class LiveProfile(Profile):
         self.session = CaptureSession(
             self.records, self.meta, steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu
         )
+        #: The CUDA allocator's history while recording (when CUDA is there), for p.memory().
+        self._cuda_memory = CudaHistory()
 
     def __enter__(self):
         self.start()
@@ -34,11 +39,18 @@ class LiveProfile(Profile):
     def start(self) -> LiveProfile:
         """Install every hook and start recording (unless a step schedule says to wait)."""
         self.session.start()
+        self._cuda_memory.start()
         return self
 
     def stop(self) -> LiveProfile:
         """Remove every hook and build the records; safe to call after an exception."""
-        self.session.stop()
+        try:
+            self.session.stop()
+        finally:
+            allocs = self._cuda_memory.stop(time.perf_counter_ns)  # the session's clock
+            if allocs:
+                self.records.allocs.extend(allocs)
+                self.records.allocs.sort(key=lambda a: a.time)
         self.invalidate()
         return self
 

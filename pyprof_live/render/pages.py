@@ -125,7 +125,7 @@ def summary(profile) -> dict:
 def memory_curves(profile) -> list:
     """Per device: allocated (and reserved) bytes over time, at most CURVE_POINTS points, and the peak."""
     curves = []
-    devices = device_memory(profile)
+    devices = [m for m in device_memory(profile) if m.peak_index >= 0]
     ops = profile.records.ops
     origin = min([m.times[0] for m in devices] + ([min(op.start for op in ops)] if ops else []), default=0)
     for memory in devices:

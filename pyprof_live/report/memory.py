@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..analysis.memory import OpFinder, device_memory
+from ..analysis.memory import OpFinder, allocations, device_memory
 from .view import View
 
 _BEFORE = "(allocated before the profile)"
@@ -16,7 +16,7 @@ def memory_summary(profile, by: str = "op") -> View:
     the op allocated over the whole profile; largest live bytes first."""
     if by not in ("op", "module"):
         raise ValueError(f'by must be "op" or "module", not {by!r}')
-    allocs, ops = profile.records.allocs, profile.records.ops
+    allocs, ops = allocations(profile), profile.records.ops
     devices = device_memory(profile)
     finder = OpFinder(profile) if allocs else None
     groups: dict = {}
@@ -59,6 +59,11 @@ def memory_summary(profile, by: str = "op") -> View:
 
 
 def _peak_note(memory) -> str:
+    if memory.peak_index < 0:
+        return (
+            f"{memory.device}: bytes each op's outputs allocated (live capture sees no frees on the CPU, "
+            "so no peak and nothing live at it)"
+        )
     note = f"{memory.device}: peak {memory.peak} bytes allocated at {memory.peak_time} ns"
     if not memory.totals_known:
         note += " (summed from the events: memory allocated before the profile started is not counted)"

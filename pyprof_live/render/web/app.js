@@ -437,15 +437,15 @@
 
   PAGES.memory = function (root, p) {
     root.appendChild(el('h2', { text: 'Memory' }));
-    if (!p.memory.length) {
+    if (!p.memory.length && !p.views.memory.rows.length) {
       root.appendChild(note('This profile recorded no allocations (Kineto traces need profile_memory=True).'));
       return;
     }
-    root.appendChild(legend([['a', 'allocated'], ['b', 'reserved (caching allocator)'], ['memset', 'peak']]));
+    if (p.memory.length) root.appendChild(legend([['a', 'allocated'], ['b', 'reserved (caching allocator)'], ['memset', 'peak']]));
     p.memory.forEach(function (curve) { root.appendChild(memoryChart(curve)); });
-    root.appendChild(el('h2', { text: 'Live at the peak, by op' }));
+    root.appendChild(el('h2', { text: p.memory.length ? 'Live at the peak, by op' : 'Allocated, by op' }));
     root.appendChild(table(p.views.memory, 'memory'));
-    root.appendChild(el('h2', { text: 'Live at the peak, by module' }));
+    root.appendChild(el('h2', { text: p.memory.length ? 'Live at the peak, by module' : 'Allocated, by module' }));
     root.appendChild(table(p.views['memory+module'], 'memory+module'));
   };
 
