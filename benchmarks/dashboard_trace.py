@@ -183,6 +183,7 @@ def peer(tmp: Path, payload: bytes) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--slices", type=int, default=1_000_000)
+    parser.add_argument("--html", action="store_true", help="also build the one-file export (slow: every view)")
     parser.add_argument(
         "--peer", action="store_true", help=f"also measure {PEER_VERSION} (npm install into a temp dir)"
     )
@@ -208,11 +209,11 @@ def main() -> int:
     print(
         f"trace payload: built in {build:.1f} s; {len(payload) / 1e6:.1f} MB, {len(packed) / 1e6:.1f} MB gzip'd as served"
     )
-    started = time.perf_counter()
-    html = one_file_page([("bench", "bench", profile)])
-    print(
-        f"one-file export (p.save_html): {len(html.encode()) / 1e6:.1f} MB, built in {time.perf_counter() - started:.1f} s"
-    )
+    if args.html:
+        started = time.perf_counter()
+        html = one_file_page([("bench", "bench", profile)])
+        seconds = time.perf_counter() - started
+        print(f"one-file export (p.save_html): {len(html.encode()) / 1e6:.1f} MB, built in {seconds:.1f} s")
 
     with tempfile.TemporaryDirectory() as tmp:
         logdir = Path(tmp) / "logdir"
