@@ -8,7 +8,17 @@ correlation or formula also applies to old saved profiles.
 from __future__ import annotations
 
 from .errors import ColumnError
-from .records import AllocRecord, ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import (
+    AllocRecord,
+    ApiRecord,
+    CompileRecord,
+    DeviceInfo,
+    KernelRecord,
+    MemoryRecord,
+    OpRecord,
+    RangeRecord,
+    Records,
+)
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
@@ -30,10 +40,18 @@ class Profile:
         ranges: list[RangeRecord] | None = None,
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
+        compiles: list[CompileRecord] | None = None,
         allocs: list[AllocRecord] | None = None,
     ):
         self.records = Records(
-            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], allocs or []
+            ops or [],
+            apis or [],
+            kernels or [],
+            memops or [],
+            ranges or [],
+            devices or [],
+            compiles or [],
+            allocs or [],
         )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...

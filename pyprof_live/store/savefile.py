@@ -30,8 +30,8 @@ from .files import write_text_atomically
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
 _LINK_FIELDS = {"parent", "fwd", "launch", "op"}
-#: Record lists added after format version 1 was fixed: a file that predates one has none of them.
-_NEWER_TABLES = frozenset({"allocs"})
+#: Record lists added after format version 1's first files: a file without one holds none of them.
+_ADDED_LATER = {"compiles", "allocs"}
 #: How a record field's annotated type is written by :func:`_encode` (tuples become lists).
 _JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
 
@@ -127,7 +127,7 @@ def read_saved(path) -> tuple[dict, dict]:
         with paused_gc():  # records hold no cycles: rescanning the growing heap is wasted time
             tables = document["records"]
             lists = {
-                name: [] if name in _NEWER_TABLES and name not in tables else _read_table(name, cls, tables[name])
+                name: [] if name in _ADDED_LATER and name not in tables else _read_table(name, cls, tables[name])
                 for name, cls in RECORD_TYPES.items()
             }
         meta = _decode(document.get("meta") or {"D": {}})
