@@ -119,7 +119,7 @@ def browse(url: str, peer: bool) -> dict:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
-    from tests.dashboard_fixtures import CHROMIUM_ARGS, browser_path
+    from tests.dashboard_fixtures import CHROMIUM_ARGS, browser_path, wait_until
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=browser_path(), args=CHROMIUM_ARGS)
@@ -128,7 +128,7 @@ def browse(url: str, peer: bool) -> dict:
         page.on("response", lambda r: received.append(int(r.headers.get("content-length") or 0)))
         page.goto(url)
         if peer:
-            page.wait_for_function("window.firstPaint", timeout=600_000)
+            wait_until(page, "!!window.firstPaint", timeout=600)
             paint = page.evaluate("window.firstPaint")
             # its render runs in the next animation frame: time from that frame's start to the end of it
             frames = page.evaluate(
@@ -140,7 +140,7 @@ def browse(url: str, peer: bool) -> dict:
                 return out; }"""
             )
         else:
-            page.wait_for_function("window.pyprofTrace && window.pyprofTrace.stats", timeout=600_000)
+            wait_until(page, "!!(window.pyprofTrace && window.pyprofTrace.paintedAt)", timeout=600)
             paint = page.evaluate("window.pyprofTrace.paintedAt")
             frames = page.evaluate(
                 """() => { const tv = window.pyprofTrace, out = [];

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -69,15 +70,20 @@ def chromium_page(width: int = 1400, height: int = 900):
 
 
 def wait_ready(page, after: str | None = None) -> None:
-    """Until the page says it has rendered (data-ready set, and changed from ``after`` when given)."""
-    if after is None:
-        page.wait_for_selector("html[data-ready]", timeout=60_000)
-    else:
-        page.wait_for_function(
-            "before => { const v = document.documentElement.getAttribute('data-ready'); return v && v !== before; }",
-            arg=after,
-            timeout=60_000,
-        )
+    """Until the page says it has rendered (data-ready set, and changed from ``after`` when given).
+
+    Selectors, not wait_for_function: the served page's Content-Security-Policy forbids the eval that
+    Playwright's function polling needs (and the tests keep that policy on)."""
+    selector = "html[data-ready]" if after is None else f'html[data-ready]:not([data-ready="{after}"])'
+    page.wait_for_selector(selector, state="attached", timeout=60_000)
+
+
+def wait_until(page, expression: str, timeout: float = 60.0) -> None:
+    """Until ``expression`` is true in the page (evaluated from outside: allowed under the page's CSP)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        page.wait_for_timeout(100)
 
 
 def ready_mark(page) -> str | None:

@@ -9,7 +9,7 @@ import pytest
 import pyprof_live
 from pyprof_live.render.page_units import human
 
-from .dashboard_fixtures import chromium_page, make_logdir, ready_mark, screenshot, wait_ready
+from .dashboard_fixtures import chromium_page, make_logdir, ready_mark, screenshot, wait_ready, wait_until
 from .test_export_html import hostile_profile
 
 pytestmark = pytest.mark.e2e
@@ -113,7 +113,7 @@ def test_zoom_the_trace_and_click_a_kernel(served):
         box = page.query_selector("canvas[data-trace]").bounding_box()
         page.mouse.move(box["x"] + 400, box["y"] + 60)
         page.mouse.wheel(0, -400)  # zoom in at the pointer
-        page.wait_for_function(f"window.pyprofTrace.t1 - window.pyprofTrace.t0 < {span}")
+        wait_until(page, f"window.pyprofTrace.t1 - window.pyprofTrace.t0 < {span}")
         zoomed = page.evaluate("[window.pyprofTrace.t0, window.pyprofTrace.t1]")
         assert zoomed[1] - zoomed[0] < span * 0.7
         kernel = page.evaluate("window.pyprofTrace.findVisible('kernel')")

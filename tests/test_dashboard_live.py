@@ -64,7 +64,7 @@ def test_open_page_gains_a_step_while_the_job_runs(tmp_path):
         assert job.stdout.readline().strip() == "step 0"
         with chromium_page() as page:
             page.goto(server.url)
-            page.wait_for_function("document.querySelectorAll('.card').length > 0", timeout=60_000)
+            page.wait_for_selector(".card", timeout=60_000)
             wait_ready(page)
             page.evaluate("window.__same_page = true")  # gone if the page reloads
             first = steps_on_page(page)

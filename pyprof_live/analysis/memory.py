@@ -96,7 +96,7 @@ def _fresh_outputs(name: str, overload: str) -> tuple | None:
 
     namespace, _, op = name.partition("::")
     try:
-        schema = getattr(getattr(torch.ops, namespace), op).__getattr__(overload or "default")._schema
+        schema = getattr(getattr(getattr(torch.ops, namespace), op), overload or "default")._schema
     except (AttributeError, RuntimeError):
         return None
     return tuple(r.alias_info is None for r in schema.returns)

@@ -21,7 +21,8 @@ MAX_HISTORY = 1_000_000  # allocator events kept by torch (a ring buffer)
 class CudaHistory:
     """The CUDA allocator's history between start() and stop(), as AllocRecords on the capture clock."""
 
-    def __init__(self):
+    def __init__(self, warnings: list):
+        self.warnings = warnings  # the profile's: a history that cannot be read is said, never raised
         self.enabled_here = False
         self.baseline: dict = {}
         self.started_us = 0
@@ -29,24 +30,30 @@ class CudaHistory:
     def start(self) -> None:
         if not torch.cuda.is_available():
             return
-        devices = range(torch.cuda.device_count())
-        self.baseline = {d: (torch.cuda.memory_allocated(d), torch.cuda.memory_reserved(d)) for d in devices}
-        self.started_us = time.time_ns() // 1000
-        if not any(torch.cuda.memory._snapshot()["device_traces"]):
-            torch.cuda.memory._record_memory_history(
-                enabled="all", context=None, stacks="python", max_entries=MAX_HISTORY
-            )
-            self.enabled_here = True
+        try:
+            devices = range(torch.cuda.device_count())
+            self.baseline = {d: (torch.cuda.memory_allocated(d), torch.cuda.memory_reserved(d)) for d in devices}
+            self.started_us = time.time_ns() // 1000
+            if not any(torch.cuda.memory._snapshot()["device_traces"]):
+                torch.cuda.memory._record_memory_history(
+                    enabled="all", context=None, stacks="python", max_entries=MAX_HISTORY
+                )
+                self.enabled_here = True
+        except (RuntimeError, AttributeError, AssertionError) as e:
+            self.baseline = {}
+            self.warnings.append(f"GPU memory was not recorded: the CUDA allocator's history is unavailable ({e})")
 
     def stop(self, now_ns) -> list:
         """The allocations and frees since start(), their times moved onto ``now_ns``'s clock."""
         if not self.baseline:
             return []
-        traces = torch.cuda.memory._snapshot()["device_traces"]
+        try:
+            traces = torch.cuda.memory._snapshot()["device_traces"]
+        finally:
+            if self.enabled_here:
+                torch.cuda.memory._record_memory_history(enabled=None)
+                self.enabled_here = False
         offset = now_ns() - time.time_ns()  # the history's times are wall-clock µs
-        if self.enabled_here:
-            torch.cuda.memory._record_memory_history(enabled=None)
-            self.enabled_here = False
         allocs = []
         for device, events in enumerate(traces):
             allocated, reserved = self.baseline.get(device, (0, 0))

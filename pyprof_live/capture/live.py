@@ -42,7 +42,7 @@ class LiveProfile(Profile):
             self.records, self.meta, steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu
         )
         #: The CUDA allocator's history while recording (when CUDA is there), for p.memory().
-        self._cuda_memory = CudaHistory()
+        self._cuda_memory = CudaHistory(self.meta["warnings"]) if gpu != "off" else None
 
     def __enter__(self):
         self.start()
@@ -55,7 +55,8 @@ class LiveProfile(Profile):
     def start(self) -> LiveProfile:
         """Install every hook and start recording (unless a step schedule says to wait)."""
         self.session.start()
-        self._cuda_memory.start()
+        if self._cuda_memory is not None:
+            self._cuda_memory.start()
         atexit.register(self._stop_at_exit)
         return self
 
@@ -69,7 +70,7 @@ class LiveProfile(Profile):
         try:
             self.session.stop()
         finally:
-            allocs = self._cuda_memory.stop(time.perf_counter_ns)  # the session's clock
+            allocs = self._cuda_memory.stop(time.perf_counter_ns) if self._cuda_memory is not None else []
             if allocs:
                 self.records.allocs.extend(allocs)
                 self.records.allocs.sort(key=lambda a: a.time)

@@ -79,7 +79,11 @@ def view_payload(view, hide=()) -> dict:
         text.append([cell_text(v, q) for v, q in zip(values, quantities)])
     return {
         "title": view.title,
-        "columns": [{"name": c, "header": view.column(c).header, "quantity": q} for c, q in zip(columns, quantities)],
+        # headers lose "(ns)": the cells carry their own unit
+        "columns": [
+            {"name": c, "header": view.column(c).header.replace("(ns)", ""), "quantity": q}
+            for c, q in zip(columns, quantities)
+        ],
         "rows": raw,
         "text": text,
         "notes": [str(n) for n in view.notes],

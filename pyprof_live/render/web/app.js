@@ -566,7 +566,9 @@
       body.appendChild(note('comparing\u2026'));
       return source.diff(pairs[a.value], pairs[b.value], by.value).then(function (view) {
         while (body.firstChild) body.removeChild(body.firstChild);
-        var time = columnIndex(view, 'd_dev_self') >= 0 ? 'd_dev_self' : 'd_host_self', ti = columnIndex(view, time);
+        // the view sorts by device time when both profiles have some, else by host time: so does the chart
+        function some(name) { var i = columnIndex(view, name); return i >= 0 && view.rows.some(function (r) { return r[i] > 0; }); }
+        var time = some('dev_self_a') && some('dev_self_b') ? 'd_dev_self' : 'd_host_self', ti = columnIndex(view, time);
         var items = view.rows.slice(0, 15).map(function (r) { return { label: String(r[0]), parts: [[r[ti] >= 0 ? 'b' : 'a', Math.abs(r[ti] || 0)]] }; });
         body.appendChild(legend([['b', 'slower in B'], ['a', 'faster in B']]));
         body.appendChild(barChart('largest changes of self time', items, 'diff', 'time'));
