@@ -100,6 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report",
     )
     parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML report instead of the report")
+    parser.add_argument(
+        "--capture",
+        metavar="TRACE",
+        help="PyTorch profiler trace that captured the CUDA graphs FILE replays (vLLM, SGLang capture at start-up)",
+    )
+    parser.add_argument(
+        "--provenance",
+        metavar="LOG",
+        help="TORCH_TRACE log of the same torch.compile run: ties Inductor kernels to the ops they fused "
+        "(default: dedicated_log_torch_trace*.log beside FILE)",
+    )
     return parser
 
 
@@ -183,10 +194,10 @@ def _progress(fraction: float, stage: str) -> None:
     sys.stderr.flush()
 
 
-def _load(path):
+def _load(path, capture=None, provenance=None):
     from .importers import load
 
-    profile = load(path, progress=_progress if sys.stderr.isatty() else None)
+    profile = load(path, _progress if sys.stderr.isatty() else None, capture, provenance)
     if sys.stderr.isatty():
         sys.stderr.write("\r" + " " * 70 + "\r")
     return profile
@@ -202,7 +213,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     _check_options(parser, args)
     try:
-        profile = _load(args.file)
+        profile = _load(args.file, args.capture, args.provenance)
         if args.chrome is not None or args.html is not None:
             return _export(profile, args)
         if args.view not in (None, "table"):

@@ -22,10 +22,12 @@ def unreadable(path, error: OSError) -> ProfileFormatError:
     return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
-def load(path, progress=None):
+def load(path, progress=None, capture=None, provenance=None):
     """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
+    ``capture`` and ``provenance`` are :func:`~pyprof_live.importers.kineto.load_kineto`'s, for
+    PyTorch profiler traces only.
     """
     path = Path(path)
     try:
@@ -36,6 +38,7 @@ def load(path, progress=None):
     if not head:
         raise ProfileFormatError(path, "file is empty")
     if head.startswith(SQLITE_MAGIC):
+        _kineto_only(path, capture, provenance)
         from .nsys import load_nsys
 
         return load_nsys(path, progress=progress)
@@ -49,15 +52,23 @@ def load(path, progress=None):
     from ..store.savefile import is_saved_profile
 
     if is_saved_profile(text):
+        _kineto_only(path, capture, provenance)
         from .saved import load_saved
 
         return load_saved(path)
     if text.lstrip()[:1] in (b"{", b"["):
         from .kineto import load_kineto
 
-        return load_kineto(path, progress=progress)
+        return load_kineto(path, progress=progress, capture=capture, provenance=provenance)
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
         "or nvprof SQLite export, or a PyTorch profiler JSON trace)",
     )
+
+
+def _kineto_only(path, capture, provenance) -> None:
+    if capture is not None or provenance is not None:
+        raise ProfileFormatError(
+            path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
+        )

@@ -27,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from ..records import NO_LINK
+from ..records import COMPILED, FUSED, NO_LINK
 
 _BEGIN_CAPTURE = re.compile(r"(?:cuda|hip|cu)StreamBeginCapture")
 _END_CAPTURE = re.compile(r"(?:cuda|hip|cu)StreamEndCapture")
@@ -214,7 +214,12 @@ def _add_capture_records(records, captured, found: list) -> None:
     for api in launches:
         by_thread[(api.pid, api.tid)].append(api.start)
     external_ids = {(a.pid, a.external_id) for a in launches if a.external_id != NO_LINK}
-    ops = [o for o in captured.ops if (o.pid, o.external_id) in external_ids or _contains_any(o, by_thread)]
+    ops = []
+    for op in captured.ops:  # an op fused into a kernel call (start == end) goes with its call
+        if (op.pid, op.external_id) in external_ids or _contains_any(op, by_thread):
+            ops.append(op)
+        elif op.kind == FUSED and ops and ops[-1].kind in (COMPILED, FUSED) and ops[-1].start == op.start:
+            ops.append(op)
     for api in launches:
         api.correlation += shift
         if api.external_id != NO_LINK:
@@ -226,7 +231,19 @@ def _add_capture_records(records, captured, found: list) -> None:
         if kernel.capture_correlation != NO_LINK:
             kernel.capture_correlation += shift
     records.apis = sorted(records.apis + launches, key=lambda a: a.start)
-    records.ops = sorted(records.ops + ops, key=lambda o: (o.start, -o.end))
+    records.ops = _merged(records.ops, ops)
+
+
+def _merged(ops: list, more: list) -> list:
+    """Two time-ordered op lists in one, each op fused into a kernel call kept right after its call."""
+    groups = []
+    for op in ops + more:
+        if op.kind == FUSED and groups:
+            groups[-1].append(op)
+        else:
+            groups.append([op])
+    groups.sort(key=lambda g: (g[0].start, -g[0].end))
+    return [op for group in groups for op in group]
 
 
 def _contains_any(op, starts_by_thread) -> bool:
