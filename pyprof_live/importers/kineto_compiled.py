@@ -82,7 +82,7 @@ def tie_compiled_kernels(profile, provenance=None, trace_path=None) -> None:
 def _graph_of_calls(ops, ranges, calls) -> dict:
     """Set ``graph`` on kernel calls and on the ops inside their graph calls; returns call index ->
     (FX cache key or "", start of its ``## Call CompiledFxGraph`` range or NO_LINK)."""
-    fx_ranges = defaultdict(list)  # (pid, tid) -> [(start, end, key)]
+    fx_ranges: defaultdict[tuple, list] = defaultdict(list)  # (pid, tid) -> [(start, end, key)]
     for r in ranges:
         match = _FX_CALL.match(r.name)
         if match is not None:
@@ -90,7 +90,7 @@ def _graph_of_calls(ops, ranges, calls) -> dict:
             fx_ranges[(r.pid, r.tid)].append((r.start, r.end, "" if key == "None" else key))
     for spans in fx_ranges.values():
         spans.sort()
-    by_thread = defaultdict(list)  # (pid, tid) -> [(start, end, index)] of regions and AOT nodes
+    by_thread: defaultdict[tuple, list] = defaultdict(list)  # (pid, tid) -> [(start, end, index)]: regions, AOT nodes
     for i, op in enumerate(ops):
         if op.name.startswith(_REGION) or op.name in _DIRECTION:
             by_thread[(op.pid, op.tid)].append((op.start, op.end, i))
@@ -109,7 +109,7 @@ def _graph_of_calls(ops, ranges, calls) -> dict:
             if region is not None:
                 regions_by_seq[(op.pid, op.seq)] = ops[region].name[len(_REGION) :]
     keys = {}
-    range_graph = {}  # ((pid, tid), range start) -> graph of the kernel calls inside it
+    range_graph: dict = {}  # ((pid, tid), range start) -> graph of the kernel calls inside it
     for i in calls:
         op = ops[i]
         key, call_start = _around(fx_ranges, op)
@@ -163,12 +163,12 @@ def _add_fused_ops(records, calls, keys, compiled: list) -> int:
     """Insert the fused ops of each kernel call the logs cover; returns how many calls got them."""
     ops = records.ops
     by_key = {g.cache_key: g for g in compiled if g.cache_key}
-    by_graph = {}
+    by_graph: dict = {}
     for g in compiled:
         direction = _AOT_DIRECTION.get(g.aot_id.rpartition("_")[2], "")
         if g.compile_id and direction:
             by_graph.setdefault(f"{g.compile_id} {direction}", g)
-    seen = defaultdict(int)  # (graph call, kernel) -> calls so far
+    seen: defaultdict[tuple, int] = defaultdict(int)  # (graph call, kernel) -> calls so far
     fused_after: dict = {}
     covered = 0
     for i in calls:

@@ -53,7 +53,7 @@ class Capture:
 
 def captures(apis, launch_names: dict) -> list:
     """The captures in ``apis`` (sorted by start), numbered from 1; ``launch_names``: (pid, correlation) -> kernel name."""
-    found = []
+    found: list[Capture] = []
     open_by_thread: dict = {}
     for api in apis:
         key = (api.pid, api.tid)
@@ -106,7 +106,7 @@ def tie_replays(apis, kernels, all_captures: list) -> dict:
     by_signature = defaultdict(list)
     for capture in all_captures:
         by_signature[tuple(capture.names)].append(capture)
-    used = defaultdict(int)  # signature -> replays tied to its captures so far (round robin)
+    used: defaultdict[tuple, int] = defaultdict(int)  # signature -> replays tied to its captures so far
     untied_graphs: dict = {}  # signature of a replay without capture -> its graph number
     tied = 0
     for _launch, replayed in graph_replays:
@@ -168,7 +168,7 @@ def graph_notes(kernels, facts: dict, capture_path=None) -> list:
         f"{facts['kernels_tied_to_capture']} of {facts['kernels']} kernels replayed by {facts['launches']} graph "
         f"launch(es) tied to the launch calls of {facts['captures']} graph capture(s){where}, by {facts['method']}"
     ]
-    untied = defaultdict(lambda: [0, 0])
+    untied: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0])
     for k in kernels:
         if k.graph_id and k.capture_correlation == NO_LINK:
             entry = untied[k.graph_id]
@@ -236,7 +236,7 @@ def _add_capture_records(records, captured, found: list) -> None:
 
 def _merged(ops: list, more: list) -> list:
     """Two time-ordered op lists in one, each op fused into a kernel call kept right after its call."""
-    groups = []
+    groups: list[list] = []
     for op in ops + more:
         if op.kind == FUSED and groups:
             groups[-1].append(op)

@@ -266,7 +266,9 @@ def _graph_nodes(payload: list) -> dict:
 
 def _arguments(text: str, types: dict) -> tuple[tuple, tuple]:
     """``mul_1, [1, 0], correction = 0, keepdim = True);  mul_1 = None`` -> (inputs, kwargs)."""
-    depth, parts, current = 0, [], []
+    depth = 0
+    parts: list[str] = []
+    current: list[str] = []
     for ch in text:
         if ch in "([":
             depth += 1
