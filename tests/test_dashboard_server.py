@@ -16,7 +16,7 @@ from urllib.error import HTTPError
 import pytest
 
 import pyprof_live
-from pyprof_live.dashboard.logdir import LogDir, worker_name
+from pyprof_live.dashboard.logdir import LogDir
 from pyprof_live.render.pages import view_payload
 
 from .dashboard_fixtures import make_logdir
@@ -166,11 +166,19 @@ def test_new_runs_appear_and_changes_are_announced(served):
     connection.close()
 
 
-def test_worker_names_drop_what_says_the_format():
-    assert worker_name("worker0.1623143089861.pt.trace.json.gz") == "worker0.1623143089861"
-    assert worker_name("rank-3.json.gz") == "rank-3"
-    assert worker_name("net.sqlite") == "net"
-    assert worker_name(".json") == ".json"
+def test_workers_are_named_as_the_run_layout_names_them(tmp_path):
+    (tmp_path / "job").mkdir()
+    for name in (
+        "rank-0.1700000000000.parquet",
+        "rank-1.steps-2-4.1700000000001.parquet",
+        "worker0.1623143089861.pt.trace.json.gz",
+        "net.sqlite",
+        "notes.txt",
+        ".hidden.json",
+    ):
+        (tmp_path / "job" / name).write_bytes(b"")
+    (run,) = LogDir(tmp_path).runs()
+    assert [w.name for w in run.workers] == ["net", "rank-0", "rank-1[steps 2-4]", "worker0"]
 
 
 def test_logdir_must_be_a_directory(tmp_path):

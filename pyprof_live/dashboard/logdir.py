@@ -1,8 +1,9 @@
 """The runs and workers of a log directory, as the dashboard lists and loads them.
 
-A run is a folder under LOGDIR (LOGDIR itself is the run "."); its workers are the profile files in
-it that ``pyprof_live.load`` reads (saved profiles, Kineto traces, nsys/nvprof exports), one per
-process, as torch.profiler's tensorboard_trace_handler writes them. Only files under LOGDIR are
+A run is a folder under LOGDIR (LOGDIR itself is the run "."); its workers are the files in it that
+``pyprof_live.load_run`` reads (``profile(logdir=...)``'s Parquet files, one per worker or per recorded
+window of steps; Kineto traces as torch.profiler's tensorboard_trace_handler writes them; saved
+profiles, nsys/nvprof exports), named as ``store/layout.py`` names them. Only files under LOGDIR are
 ever opened: folders reached through a symlink are not walked, and a file that is a symlink is
 listed only when its target lies under LOGDIR too. Names the page sends back are looked up in this
 listing; they are never joined to a path.
@@ -16,8 +17,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-#: Endings of the files a run's workers are read from (load() recognises the content itself).
-PROFILE_ENDINGS = (".pplive", ".json", ".json.gz", ".sqlite", ".sqlite3", ".sql")
+from ..store.layout import parse_worker_file
+
 MAX_DEPTH = 4  # folders below LOGDIR that are searched for runs
 MAX_FILES = 20_000  # entries looked at per scan: a huge unrelated tree must not stall the page
 CACHED_PROFILES = 6
@@ -34,16 +35,6 @@ class Worker:
 class Run:
     name: str  # folder relative to LOGDIR, "/"-separated; "." for LOGDIR itself
     workers: tuple
-
-
-def worker_name(filename: str) -> str:
-    """``worker0.1623143089861.pt.trace.json.gz`` -> ``worker0.1623143089861``: the name without what
-    says which format it is in."""
-    name = filename
-    for ending in (".gz", ".json", ".trace", ".pt", ".pplive", ".sqlite3", ".sqlite", ".sql"):
-        if name.endswith(ending) and len(name) > len(ending):
-            name = name[: -len(ending)]
-    return name
 
 
 class LogDir:
@@ -72,7 +63,8 @@ class LogDir:
             seen += len(files) + len(dirs)
             workers = []
             for name in sorted(files):
-                if name.startswith(".") or not name.endswith(PROFILE_ENDINGS):
+                parsed = parse_worker_file(name) if not name.startswith(".") else None
+                if parsed is None:
                     continue
                 path = os.path.join(folder, name)
                 if not self.inside(path):
@@ -84,7 +76,12 @@ class LogDir:
                 if not os.path.isfile(path):
                     continue
                 version = hashlib.sha1(f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}".encode()).hexdigest()[:12]
-                workers.append(Worker(worker_name(name), (os.path.realpath(path),), version))
+                label = (
+                    parsed.worker
+                    if parsed.steps is None
+                    else f"{parsed.worker}[steps {parsed.steps[0]}-{parsed.steps[1]}]"
+                )
+                workers.append(Worker(label, (os.path.realpath(path),), version))
             if workers:
                 relative = os.path.relpath(folder, self.root).replace(os.sep, "/")
                 found.append(Run(relative, tuple(_unique_names(workers))))
