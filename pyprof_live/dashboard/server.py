@@ -281,7 +281,7 @@ class DashboardServer:
         handler = type("Handler", (_Handler,), {"dashboard": self.dashboard, "loopback_only": not bind_all})
         host = "" if bind_all else "127.0.0.1"
         ports = [port] if port is not None else range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES)
-        error = None
+        error: OSError | None = None
         for candidate in ports:
             try:
                 self.httpd = ThreadingHTTPServer((host, candidate), handler)
@@ -293,12 +293,12 @@ class DashboardServer:
             raise OSError(
                 f"cannot listen on port {ports[0]}"
                 + ("" if port is not None else f"..{ports[-1]}")
-                + f": {error.strerror or error}"
+                + f": {(error.strerror or error) if error is not None else 'no port to try'}"
             )
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://{'localhost' if not bind_all else _hostname()}:{self.port}/"
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def serve_forever(self) -> None:
         try:
@@ -307,8 +307,8 @@ class DashboardServer:
             self.dashboard.stop()
 
     def start(self) -> DashboardServer:
-        self._thread = threading.Thread(target=self.serve_forever, name="pyprof-live-serve", daemon=True)
-        self._thread.start()
+        thread = self._thread = threading.Thread(target=self.serve_forever, name="pyprof-live-serve", daemon=True)
+        thread.start()
         return self
 
     def stop(self) -> None:

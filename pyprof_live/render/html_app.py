@@ -55,7 +55,8 @@ _SCRIPT_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028",
 
 def one_file_page(workers, distributed=None) -> str:
     """The page with everything inline. ``workers``: [(run name, worker name, Profile)]."""
-    runs, entries = {}, []
+    runs: dict[str, list] = {}
+    entries = []
     for run, worker, profile in workers:
         runs.setdefault(run, []).append({"name": worker, "version": "static"})
         trace = base64.b64encode(gzip.compress(trace_bytes(profile), compresslevel=6, mtime=0)).decode()

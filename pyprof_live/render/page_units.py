@@ -7,7 +7,7 @@ Stand-in until the text report's own unit module lands (issue #12 writes it); th
 from __future__ import annotations
 
 #: Per quantity: the unit ladder, largest first, as (scale, suffix), and the significant digits shown.
-UNIT_RULES = {
+UNIT_RULES: dict[str, dict] = {
     "time": {"ladder": [[1e9, "s"], [1e6, "ms"], [1e3, "µs"], [1, "ns"]], "digits": 3},
     "bytes": {"ladder": [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"], [1, "B"]], "digits": 3},
     "flops": {

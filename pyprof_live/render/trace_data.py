@@ -65,7 +65,8 @@ def trace_payload(profile) -> tuple[dict, bytes]:
         slices_by_track[(1, m.device, m.stream)].append((m.start, m.end, _MEMOP, i))
 
     device_names = {d.id: d.name for d in records.devices}
-    tracks, placed = [], []  # placed: (lane, start, end, kind, ref)
+    tracks: list[dict] = []
+    placed: list[tuple] = []  # (lane, start, end, kind, ref)
     lane = 0
     for key in sorted(slices_by_track):
         group, pid, tid = key
@@ -89,7 +90,7 @@ def trace_payload(profile) -> tuple[dict, bytes]:
                 placed.extend((lane + depth, *s) for s in items)
             lane += len(lanes)
 
-    columns = {
+    columns: dict[str, array] = {
         "start": array("d"),
         "dur": array("d"),
         "lane": array("I"),
@@ -160,7 +161,7 @@ def _nest(slices) -> list:
     slices never overlap: the page finds what is visible by binary search on start.
     """
     ordered = sorted(slices, key=lambda s: (s[0], -s[1], s[2] != _RANGE))
-    parts = []  # per part: (stack of open ends, lanes)
+    parts: list[tuple[list, list]] = []  # per part: (stack of open ends, lanes)
     for s in ordered:
         start, end = s[0], s[1]
         for stack, lanes in parts:  # noqa: B007 - the part found is used after the loop
@@ -183,8 +184,8 @@ def _number(value) -> float:
     return math.nan if value is None else float(value)
 
 
-def _op_details(ops, strings) -> dict:
-    details = {
+def _op_details(ops, strings) -> dict[str, array]:
+    details: dict[str, array] = {
         "op_params": array("I"),
         "op_module": array("I"),
         "op_callsite": array("I"),
@@ -213,8 +214,8 @@ def _op_details(ops, strings) -> dict:
     return details
 
 
-def _kernel_details(kernels, strings) -> dict:
-    details = {
+def _kernel_details(kernels, strings) -> dict[str, array]:
+    details: dict[str, array] = {
         "kernel_full": array("I"),
         "kernel_grid": array("I"),
         "kernel_block": array("I"),
@@ -232,7 +233,7 @@ def _kernel_details(kernels, strings) -> dict:
     return details
 
 
-def _memop_details(memops, strings) -> dict:
+def _memop_details(memops, strings) -> dict[str, array]:
     return {
         "memop_bytes": array("d", (float(m.bytes) for m in memops)),
         "memop_op": array("i", (m.op for m in memops)),

@@ -18,9 +18,9 @@ def memory_summary(profile, by: str = "op") -> View:
         raise ValueError(f'by must be "op" or "module", not {by!r}')
     allocs, ops = allocations(profile), profile.records.ops
     devices = device_memory(profile)
-    finder = OpFinder(profile) if allocs else None
+    finder = OpFinder(profile)
     groups: dict = {}
-    allocated_total = defaultdict(int)
+    allocated_total: defaultdict[tuple, int] = defaultdict(int)
     owner_of = {}
     for i, a in enumerate(allocs):
         if a.bytes > 0:
