@@ -10,10 +10,10 @@ import nvtx
 import pytest
 import torch
 import torch.nn as nn
-from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils.checkpoint import checkpoint
 
 import pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.records import TensorMeta
 
 from .hooks_state import hooks_state
@@ -318,7 +318,7 @@ def test_step_schedule_records_only_chosen_steps():
     hooked = []
     with pyprof_live.profile(steps=[1]) as p:
         for step in range(3):
-            hooked.append(_get_current_dispatch_mode() is not None)
+            hooked.append(torch_compat.current_dispatch_mode() is not None)
             torch.full((2,), float(step)).sum()
             p.step()
     assert hooked == [False, True, False]  # steps not recorded run without the op hook
@@ -376,12 +376,18 @@ def test_torch_compile_under_profile_warns_and_is_recorded():
         with pyprof_live.profile() as p:
             f(torch.randn(4))  # a new shape: recompiled under the profile, so run eagerly
             model(torch.randn(2, 3))
-    assert any("torch.compile" in str(w.message) for w in caught)
-    # The user's function, and where the compiled module was called; not Dynamo's or our hooks' frames.
-    f_place, module_place = p.meta["compiled_code_run_eagerly"]
-    assert re.fullmatch(r"f \(.*test_capture\.py:\d+\)", f_place)
-    assert re.fullmatch(r"called from test_capture\.py:\d+", module_place)
-    assert [op.name for op in p.records.ops][:3] == ["aten::randn", "aten::sin", "aten::add"]  # it ran eagerly
+    if torch_compat.dynamo_skip_reporter() is not None:  # torch 2.13+: Dynamo skips the frames and says so
+        assert any("torch.compile" in str(w.message) for w in caught)
+        # The user's function, and where the compiled module was called; not Dynamo's or our hooks' frames.
+        f_place, module_place = p.meta["compiled_code_run_eagerly"]
+        assert re.fullmatch(r"f \(.*test_capture\.py:\d+\)", f_place)
+        assert re.fullmatch(r"called from test_capture\.py:\d+", module_place)
+    else:
+        # torch 2.6-2.10 compile the frames under the op hook (torch_compat.dynamo_skips_frames_under_our_mode),
+        # 2.11-2.12 skip them without telling: either way nothing is noticed, and the model runs.
+        assert "compiled_code_run_eagerly" not in p.meta
+    # The eager backend runs aten ops, compiled or not: the hook sees them.
+    assert [op.name for op in p.records.ops][:3] == ["aten::randn", "aten::sin", "aten::add"]
     # The compiled module has the path of the module it wraps, not OptimizedModule._orig_mod.
     assert [op.module for op in p.records.ops if op.name == "aten::addmm"] == ["Linear"]
 
@@ -437,9 +443,13 @@ def test_torch_compile_first_called_inside_the_profile_is_noticed():
         "    with pyprof_live.profile() as p:\n"
         "        torch.compile(lambda x: torch.sin(x) + 1, backend='eager')(torch.randn(3))\n"
         "assert torch.compile is original\n"
-        "print(p.meta['compiled_code_run_eagerly'])\n"
+        "print(p.meta.get('compiled_code_run_eagerly'), [op.name for op in p.records.ops])\n"
     )
-    assert "<lambda> (<string>:7)" in _run_in_a_fresh_process(code)
+    out = _run_in_a_fresh_process(code)
+    if torch_compat.dynamo_skip_reporter() is not None:  # torch 2.13+: the skip is reported
+        assert "<lambda> (<string>:7)" in out
+    else:  # 2.6-2.12: not reported (see test_torch_compile_under_profile_warns_and_is_recorded); the ops still are
+        assert out.startswith("None ['aten::randn', 'aten::sin', 'aten::add']")
 
 
 def test_backward_on_another_thread_is_tied_to_that_threads_forward_ops():

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..api_names import cupti_api_name
+from ..api_names import cupti_api_name, cupti_names_api_calls
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from ._sqlite import COPY_KINDS, Schema, Strings, require_activity, sort_by_start
@@ -237,12 +237,9 @@ class _CallbackNames(dict):
 
 
 def _cupti_api_name(kind: str):
-    """``cbid -> name`` for runtime or driver calls through gpu.normalize, None without cupti-python."""
-    try:
-        from cupti import cupti  # noqa: F401 - present and loadable?
-    except (ImportError, OSError):
-        return None
-    return partial(cupti_api_name, kind)
+    """``cbid -> name`` for runtime or driver calls, as live capture names them; None without a cupti-python
+    that has the callback id enums."""
+    return partial(cupti_api_name, kind) if cupti_names_api_calls() else None
 
 
 class _KernelNames(dict):
@@ -253,9 +250,9 @@ class _KernelNames(dict):
         self.strings = strings
         # torch's c10::demangle is __cxa_demangle where the C++ runtime has it: no ctypes demangler of
         # our own is needed (nvprof names are Itanium-mangled, from Linux builds).
-        from torch._C import _demangle
+        from ..torch_compat import demangle
 
-        self.demangle = _demangle
+        self.demangle = demangle
 
     def __missing__(self, string_id):
         self[string_id] = name = self.demangle(self.strings[string_id])

@@ -28,11 +28,11 @@ import torch
 from cupti import cupti
 
 from ...records import DeviceInfo, Records
+from ...torch_compat import has_primary_context, torch_profiler_running
 from . import GpuCapture, report_unavailable
 from .clock import ClockMap, sample
 from .device_work import describe
 from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
-from .torch_internals import has_primary_context, torch_profiler_running
 
 #: Enabled at start, disabled at stop (only those that were enabled). Kineto enables the same ones.
 ACTIVITY_KINDS = (
