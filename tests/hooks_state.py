@@ -7,7 +7,7 @@ import torch
 from torch.nn.modules import module as nn_module
 
 from pyprof_live import torch_compat
-from pyprof_live.capture import live
+from pyprof_live.capture import session
 from pyprof_live.capture.annotations import sink
 
 
@@ -22,7 +22,7 @@ def hooks_state() -> dict:
         "sink": sink.session,
         "profiler": torch_compat.torch_profiler_running(),
         "torch_compile": torch.compile,
-        "active_profiles": tuple(live._active),
+        "active_profiles": tuple(session._active),
         "dynamo_skip_hook_is_ours": getattr(
             getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
         )
