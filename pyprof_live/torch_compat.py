@@ -250,7 +250,7 @@ def _query_heads(query_shape, shape) -> tuple:
 def sdpa_flop_count(query_shape, key_shape, value_shape) -> int:
     """Forward attention flops; grouped-query key/value heads are broadcast to the query's first.
 
-    2.6-2.8's counter asserts equal head counts; later ones broadcast them themselves: every key/value
+    2.6-2.11's counter asserts equal head counts; 2.12+ broadcast them themselves: every key/value
     head serves heads/kv_heads query heads, so the count is that of full-headed key/value in every release.
     """
     return flop_counter().sdpa_flop_count(

@@ -88,7 +88,7 @@ def test_function_apply_binds_on_every_release():
 
 def test_grouped_query_attention_flops_on_every_release():
     # q (1, 8 heads, 16, 64), k/v (1, 2 heads, 16, 64): each kv head serves 4 query heads, so the count is
-    # that of 8 full heads: 2 matmuls of (8 x 16 x 64) @ (64 x 16) = 2 * 2*8*16*64*16 = 524,288 (2.6-2.8's
+    # that of 8 full heads: 2 matmuls of (8 x 16 x 64) @ (64 x 16) = 2 * 2*8*16*64*16 = 524,288 (2.6-2.11's
     # torch counter asserts equal heads; the broadcast makes every release agree).
     q, kv = (1, 8, 16, 64), (1, 2, 16, 64)
     assert torch_compat.sdpa_flop_count(q, kv, kv) == 2 * 2 * 8 * 16 * 64 * 16
