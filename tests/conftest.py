@@ -22,3 +22,10 @@ def shared_data() -> Path:
     if path is None:
         pytest.skip("real GPU recordings not found: set PYPROF_LIVE_TEST_DATA or place ../shared/data beside the repo")
     return path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Every run names the torch it tested (CI runs the suite on several: .ci/torch_matrix.py)."""
+    import torch
+
+    terminalreporter.write_line(f"tested with torch {torch.__version__}")

@@ -1,8 +1,12 @@
 """torch_compat: the private torch names, the supported range, and what each release changed."""
 
+import ast
+import re
 import warnings
+from pathlib import Path
 
 import pytest
+import tomllib
 import torch
 
 import pyprof_live
@@ -10,6 +14,7 @@ from pyprof_live import torch_compat
 from pyprof_live.errors import CaptureError, UnsupportedTorchError
 
 MANGLED = "_ZN2at6native6detail4fillEv"
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -160,3 +165,31 @@ def test_profile_without_the_checkpoint_hook_still_records_and_removes_its_hooks
         with pyprof_live.profile(gpu="off") as p:
             torch.ones(2)
     assert [op.name for op in p.records.ops] == ["aten::ones"]
+
+
+def test_pyproject_and_readme_state_the_range_torch_compat_enforces():
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    floor = [re.fullmatch(r"torch>=(\d+)\.(\d+)", d) for d in dependencies if d.startswith("torch")]
+    assert [tuple(int(n) for n in m.groups()) for m in floor if m] == [torch_compat.OLDEST]
+    assert f"**{torch_compat.supported_range()}**" in (REPO / "README.md").read_text()
+
+
+def test_only_capture_imports_torch_compat_at_module_level():
+    # torch_compat imports torch: outside capture/ it is imported inside the functions that need it, so that
+    # ``import pyprof_live`` and reading an export never load torch.
+    package = REPO / "pyprof_live"
+    eager = []
+    for path in package.rglob("*.py"):
+        if path.parts[len(package.parts)] in ("capture", "torch_compat.py"):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            names = (
+                [node.module or ""] + [a.name for a in node.names]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any("torch_compat" in name for name in names):
+                eager.append(str(path.relative_to(REPO)))
+    assert eager == []
