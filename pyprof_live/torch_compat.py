@@ -17,6 +17,7 @@ import operator
 import re
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -74,8 +75,10 @@ is_view = _attribute(torch.Tensor, "_is_view")
 # -- the op hook: a dispatch mode pushed on (and popped off) each thread's mode stack --------------------
 
 _dispatch = _module("torch.utils._python_dispatch")
-#: 2.6-2.15. ``object`` where missing, so the recorder class can still be defined (profile() refuses).
-TorchDispatchMode = _attribute(_dispatch, "TorchDispatchMode") or object
+if TYPE_CHECKING:
+    from torch.utils._python_dispatch import TorchDispatchMode
+else:  # 2.6-2.15. ``object`` where missing, so the recorder class can still be defined (profile() refuses).
+    TorchDispatchMode = _attribute(_dispatch, "TorchDispatchMode") or object
 #: The mode on top of this thread's stack. 2.6-2.15.
 current_dispatch_mode = _attribute(_dispatch, "_get_current_dispatch_mode")
 push_dispatch_mode = _attribute(_dispatch, "_push_mode")
@@ -99,7 +102,7 @@ def bind_apply(descriptor, cls):
 
 
 def set_function_apply(value) -> None:
-    torch.autograd.Function.apply = value
+    setattr(torch.autograd.Function, "apply", value)  # noqa: B010 - assigning a method is the point
 
 
 def recomputation_hook():
@@ -128,9 +131,9 @@ def register_global_module_hooks(enter, exit_) -> list:
     ]
 
 
-#: True while Dynamo traces (the global module hooks must do nothing then). 2.6: Dynamo compiles code
-#: run under a dispatch mode and inlines the global hooks, and their path bookkeeping broke its
-#: side-effect tracking ("... is already tracked for mutation"); 2.7+ skip such frames. 2.6-2.15.
+#: True while Dynamo traces (the global module hooks must do nothing then): 2.6-2.10 compile code called
+#: under the op hook (:func:`dynamo_skips_frames_under_our_mode`) and inline the global hooks, and on 2.6 their
+#: path bookkeeping broke Dynamo's side-effect tracking ("... is already tracked for mutation"). 2.6-2.15.
 is_compiling = _attribute(torch, "compiler.is_compiling") or (lambda: False)
 
 #: ``torch.compile(module)`` returns an OptimizedModule holding the module under this attribute. 2.6-2.15.

@@ -193,3 +193,19 @@ def test_only_capture_imports_torch_compat_at_module_level():
             if any("torch_compat" in name for name in names):
                 eager.append(str(path.relative_to(REPO)))
     assert eager == []
+
+
+def test_dynamo_compiles_under_the_op_hook_exactly_where_torch_compat_says():
+    # 2.6-2.10: Dynamo does not see a mode pushed with _push_mode and compiles; 2.11+: it walks the mode stack.
+    compiles = []
+
+    def backend(graph_module, example_inputs):
+        compiles.append(graph_module)
+        return graph_module.forward
+
+    f = torch.compile(lambda x: torch.sin(x) + 1, backend=backend)
+    with pyprof_live.profile(gpu="off") as p:
+        out = f(torch.zeros(3))
+    assert out.tolist() == [1.0, 1.0, 1.0]
+    assert len(compiles) == (0 if torch_compat.dynamo_skips_frames_under_our_mode() else 1)
+    assert [op.name for op in p.records.ops if op.name in ("aten::sin", "aten::add")] == ["aten::sin", "aten::add"]
