@@ -61,12 +61,12 @@ def test_linear_forward_backward_ties_each_backward_op_to_its_forward_op():
         ("AddmmBackward0", "aten::addmm", 1),
         ("TBackward0", "aten::t", 0),
     }
-    assert sorted(op.param for op in bwd if op.param) == [
-        "Sequential.0.bias",
-        "Sequential.0.weight",
-        "Sequential.2.bias",
-        "Sequential.2.weight",
-    ]
+    # AccumulateGrad runs aten::detach once per parameter from torch 2.10, twice before (seen on 2.6, 2.8, 2.9.1;
+    # once on 2.10, 2.13, 2.15).
+    detaches = 2 if torch_compat.TORCH < (2, 10) else 1
+    assert sorted(op.param for op in bwd if op.param) == sorted(
+        ["Sequential.0.bias", "Sequential.0.weight", "Sequential.2.bias", "Sequential.2.weight"] * detaches
+    )
     # Backward ops carry the module of their forward op; AccumulateGrad that of its parameter.
     assert {op.module for op in bwd if op.node == "ReluBackward0"} == {"Sequential.1"}
     assert {op.module for op in bwd if op.param == "Sequential.2.weight"} == {"Sequential.2"}
