@@ -12,7 +12,7 @@ import torch
 
 from pyprof_live.formulas import Cost, opargs, registry
 from pyprof_live.records import OpRecord, TensorMeta
-from pyprof_live.torch_compat import TorchDispatchMode, op_schema
+from pyprof_live.torch_compat import TorchDispatchMode, current_autograd_node, op_schema
 
 # Metadata queries the dispatcher routes through a mode; they are not ops a profile shows.
 _METADATA_OPS = {
@@ -106,7 +106,7 @@ class OpRecorder(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         if func._schema.name not in _METADATA_OPS:
-            direction = "bwd" if torch._C._current_autograd_node() is not None else "fwd"
+            direction = "bwd" if current_autograd_node() is not None else "fwd"
             self.ops.append(self._make(func, args, kwargs, out, direction))
         return out
 

@@ -97,7 +97,7 @@ class FunctionScopes:
             context.recompute -= 1
             return exit_(self_, *exc)
 
-        hook.__enter__, hook.__exit__ = recompute_enter, recompute_exit
+        hook.__enter__, hook.__exit__ = recompute_enter, recompute_exit  # type: ignore[method-assign]
 
     def remove(self) -> None:
         if self._apply is not None:
