@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # torch is pinned: 2.13.0 is the CPU build (an unpinned torch pulls a multi-GB CUDA build).
 TORCH := torch==2.13.0
 
-.PHONY: demo test lint clean
+.PHONY: demo test test-torch-matrix lint clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# The torch-dependent tests again on the oldest supported torch and the newest on the registry, each in a
+# cached venv of its own (.ci/torch_matrix.py says how); .ci/run runs it after `make test`.
+test-torch-matrix: $(VENV)/.installed
+	$(PY) .ci/torch_matrix.py oldest newest
 
 # Formatting, lint, types and the import-layer contract (pyproject.toml); .ci/run runs it before the tests.
 lint: $(VENV)/.installed

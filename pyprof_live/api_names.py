@@ -18,14 +18,28 @@ def strip_added_version(callback_name: str) -> str:
     return _ADDED_IN_VERSION.sub("", callback_name)
 
 
+#: The callback id enums, by kind; cupti-python 13.3+ has them (13.2.0, the one pip installs beside
+#: torch 2.15, has neither: its API calls are named ``runtime cbid N``).
+CALLBACK_ID_ENUMS = {"runtime": "RuntimeApiTraceCbid", "driver": "DriverApiTraceCbid"}
+
+
 @lru_cache(maxsize=4096)
 def cupti_api_name(kind: str, cbid: int) -> str:
     """The name of a ``"runtime"`` or ``"driver"`` callback id; ``runtime cbid N`` for an id this
-    cupti-python does not know. Raises ImportError without cupti-python."""
+    cupti-python does not know, or when it has no callback id enums. Raises ImportError without cupti-python."""
     from cupti import cupti
 
-    table = cupti.RuntimeApiTraceCbid if kind == "runtime" else cupti.DriverApiTraceCbid
+    table = getattr(cupti, CALLBACK_ID_ENUMS[kind], None)
     try:
-        return strip_added_version(table(cbid).name)
+        return strip_added_version(table(cbid).name) if table is not None else f"{kind} cbid {cbid}"
     except ValueError:  # a cbid newer than this cupti-python
         return f"{kind} cbid {cbid}"
+
+
+def cupti_names_api_calls() -> bool:
+    """Does the installed cupti-python name API callback ids? False without it, or with 13.2.0."""
+    try:
+        from cupti import cupti
+    except (ImportError, OSError):
+        return False
+    return all(hasattr(cupti, enum) for enum in CALLBACK_ID_ENUMS.values())

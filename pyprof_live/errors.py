@@ -28,3 +28,8 @@ class ColumnError(PyprofLiveError, ValueError):
 
 class GpuUnavailableError(PyprofLiveError):
     """gpu="cupti" was asked for but CUPTI cannot be used here; says why and what to do."""
+
+
+class UnsupportedTorchError(CaptureError):
+    """Live capture cannot work with this torch (older than the supported range, or missing an internal it
+    needs); names the supported range."""

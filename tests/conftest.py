@@ -61,3 +61,10 @@ def cli(capsys, monkeypatch):
         return CliRun(code, out.out, out.err)
 
     return run
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Every run names the torch it tested (CI runs the suite on several: .ci/torch_matrix.py)."""
+    import torch
+
+    terminalreporter.write_line(f"tested with torch {torch.__version__}")

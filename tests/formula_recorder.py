@@ -9,10 +9,10 @@ only the arguments passed (no defaults, no strides); tests that need that form u
 from __future__ import annotations
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from pyprof_live.formulas import Cost, opargs, registry
 from pyprof_live.records import OpRecord, TensorMeta
+from pyprof_live.torch_compat import TorchDispatchMode, current_autograd_node, op_schema
 
 # Metadata queries the dispatcher routes through a mode; they are not ops a profile shows.
 _METADATA_OPS = {
@@ -106,7 +106,7 @@ class OpRecorder(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         if func._schema.name not in _METADATA_OPS:
-            direction = "bwd" if torch._C._current_autograd_node() is not None else "fwd"
+            direction = "bwd" if current_autograd_node() is not None else "fwd"
             self.ops.append(self._make(func, args, kwargs, out, direction))
         return out
 
@@ -142,7 +142,7 @@ def checked_evaluate(op: OpRecord) -> Cost:
         cost = registry._evaluate(op)  # not evaluate(): a cached answer would skip the formula and the check
     finally:
         opargs.OpArgs.value = original
-    schema = torch._C._get_schema(op.name, "" if op.overload == "default" else op.overload)
+    schema = op_schema(op.name, "" if op.overload == "default" else op.overload)
     wrong = [
         (index, name, schema.arguments[index].name)
         for index, name in accessed

@@ -24,12 +24,14 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from cupti import cupti
-
 from pyprof_live.capture.gpu.cupti_backend import CuptiBackend
 from pyprof_live.importers.kineto import devices_from_properties, event_times, host_ids, read_trace_events
 from pyprof_live.profile import Profile
 from pyprof_live.records import OpRecord
+
+from .cupti_support import cupti_or_skip
+
+cupti = cupti_or_skip()
 
 _KIND = cupti.ActivityKind
 _RUNTIME_CBID = {re.sub(r"_v\d{4,}$", "", m.name): int(m) for m in reversed(cupti.RuntimeApiTraceCbid)}

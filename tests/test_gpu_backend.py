@@ -8,12 +8,15 @@ kinds at start, flush and disable every kind at stop).
 
 import _thread
 import importlib.metadata
+import re
 import threading
 
 import pytest
 import torch
 
-cupti = pytest.importorskip("cupti").cupti
+from .cupti_support import cupti_or_skip
+
+cupti = cupti_or_skip()
 
 import pyprof_live  # noqa: E402
 import pyprof_live.capture.session  # noqa: E402
@@ -152,7 +155,10 @@ def test_auto_without_cuda_is_a_silent_cpu_only_profile():
 
 
 def test_cupti_without_cuda_raises():
-    with pytest.raises(GpuUnavailableError, match=r"needs a CUDA device.*a CPU build"):
+    # The pinned 2.13.0+cpu is a CPU build; the registry's other releases are CUDA builds (run here without a GPU).
+    build = " (a CPU build)" if torch.version.cuda is None else ""
+    expected = f"gpu='cupti' needs a CUDA device, and torch {torch.__version__} sees no CUDA device{build}; "
+    with pytest.raises(GpuUnavailableError, match=re.escape(expected)):
         select_backend("cupti", [])
 
 

@@ -6,7 +6,9 @@ the very classes CUPTI's buffers are decoded into.
 
 import pytest
 
-cupti = pytest.importorskip("cupti").cupti
+from .cupti_support import cupti_or_skip
+
+cupti = cupti_or_skip()
 
 from pyprof_live.capture.gpu import GpuCapture, widen_thread_ids  # noqa: E402
 from pyprof_live.capture.gpu.clock import ClockMap, ClockSample  # noqa: E402

@@ -19,6 +19,9 @@ import pytest
 
 from pyprof_live.analysis.kernel_names import kernel_category, short_name, uses_tensor_cores
 
+# Names are strings parsed in pure Python: the same on every torch.
+pytestmark = pytest.mark.torch_independent
+
 UNCHANGED = "="  # the short name is the name itself
 
 # Tesla V100-SXM2-16GB: nsys/nvprof_pytorch_pyprof_lm_v100_17ed9e2.sql (nvprof: mangled names,

@@ -12,8 +12,8 @@ Compiled code meets the op hook in two ways, and the user is told about both:
 from __future__ import annotations
 
 import os
-import sys
 
+from .. import torch_compat
 from . import callsite
 
 _restore: list = []  # (object, attribute, original value), undone by unwatch()
@@ -28,12 +28,11 @@ def watch(ran_eagerly, ran_compiled) -> None:
     Imports Dynamo first: the dispatch mode imports it on the first op anyway, and that import
     would otherwise land inside the user's code and add seconds to its first op.
     """
-    import torch._dynamo.convert_frame as convert_frame
-
-    dynamo_dir = os.path.dirname(convert_frame.__file__)
+    reporter = torch_compat.dynamo_skip_reporter()  # imports Dynamo
     our_dir = os.path.dirname(os.path.dirname(__file__))
-    if hasattr(convert_frame, "add_skip_reason"):  # a torch whose Dynamo reports skips differently: no
-        original_skip = convert_frame.add_skip_reason
+    if reporter is not None:  # None before torch 2.13 (torch_compat)
+        dynamo_dir = os.path.dirname(reporter.__file__)
+        original_skip = reporter.add_skip_reason
 
         def add_skip_reason(reason, frame):
             code = frame.f_code
@@ -44,9 +43,8 @@ def watch(ran_eagerly, ran_compiled) -> None:
                     ran_eagerly(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
             return original_skip(reason, frame)
 
-        _patch(convert_frame, "add_skip_reason", add_skip_reason)
-    output_code = sys.modules.get("torch._inductor.output_code")  # not imported: nothing compiled yet
-    graph = getattr(output_code, "CompiledFxGraph", None)
+        _patch(reporter, "add_skip_reason", add_skip_reason)
+    graph = torch_compat.compiled_fx_graph_class()  # None: nothing compiled yet
     if graph is not None:
         original_call = graph.__call__
 

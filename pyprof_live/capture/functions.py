@@ -14,14 +14,13 @@ import inspect
 import time
 
 import torch
-from torch.autograd.function import Function
-from torch.utils import checkpoint as _checkpoint
 
+from .. import torch_compat
 from .annotations import sink
 from .context import context
 
 _now = time.perf_counter_ns
-_peek_seq = torch._C._autograd._get_sequence_nr
+_peek_seq = torch_compat.peek_sequence_nr
 _WRAPPED = "__pyprof_live_wrapped__"
 
 
@@ -77,15 +76,16 @@ class FunctionScopes:
         self._recompute_enter = None
 
     def install(self) -> None:
-        # A classmethod up to torch 2.14, a C classmethod_descriptor (no __func__) from 2.15: binding
-        # through the descriptor protocol serves both.
-        self._apply = descriptor = Function.__dict__["apply"]
+        self._apply = descriptor = torch_compat.function_apply()
+        bind = torch_compat.bind_apply
 
         def apply(cls, *args, **kwargs):
-            return _record_call(cls.__name__, cls.__name__, descriptor.__get__(None, cls), args, kwargs, with_seq=True)
+            return _record_call(cls.__name__, cls.__name__, bind(descriptor, cls), args, kwargs, with_seq=True)
 
-        Function.apply = classmethod(apply)  # type: ignore[method-assign,assignment]  # torch's class, patched
-        hook = _checkpoint._recomputation_hook
+        torch_compat.set_function_apply(classmethod(apply))
+        hook = torch_compat.recomputation_hook()
+        if hook is None:
+            return
         self._recompute_enter = (hook.__dict__.get("__enter__"), hook.__dict__.get("__exit__"))
         enter, exit_ = hook.__enter__, hook.__exit__
 
@@ -101,10 +101,10 @@ class FunctionScopes:
 
     def remove(self) -> None:
         if self._apply is not None:
-            Function.apply = self._apply  # type: ignore[method-assign]
+            torch_compat.set_function_apply(self._apply)
             self._apply = None
         if self._recompute_enter is not None:
-            hook = _checkpoint._recomputation_hook
+            hook = torch_compat.recomputation_hook()
             for attr, value in zip(("__enter__", "__exit__"), self._recompute_enter):
                 if value is None:
                     delattr(hook, attr)
@@ -118,5 +118,5 @@ def _sequence_of(out) -> int:
     tensors = out if isinstance(out, (tuple, list)) else (out,)
     for t in tensors:
         if isinstance(t, torch.Tensor) and t.grad_fn is not None:
-            return t.grad_fn._sequence_nr()
+            return torch_compat.node_sequence_nr(t.grad_fn)
     return -1

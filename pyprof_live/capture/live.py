@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import torch
 
+from .. import torch_compat
 from ..profile import VIEW_NAMES, Profile
 from . import logdir as logdir_module
 from .allocations import CudaHistory
@@ -43,6 +44,7 @@ class LiveProfile(Profile):
         logdir=None,
         flush_every: float | None = 2.0,
     ):
+        torch_compat.require_supported()
         super().__init__(meta={"source": "live", "torch": torch.__version__, "warnings": []})
         if flush_every is not None and flush_every < 0:
             raise ValueError(f"flush_every must be 0 or more seconds, or None, not {flush_every!r}")

@@ -7,9 +7,10 @@ the outermost module called, prefixed with its class name: ``ResNet.layer1.0.con
 
 from __future__ import annotations
 
-from torch.nn.modules import module as _module
-
+from .. import torch_compat
 from .context import context
+
+_compiling = torch_compat.is_compiling
 
 
 class ModuleNames:
@@ -21,10 +22,7 @@ class ModuleNames:
         self._handles: list = []
 
     def install(self) -> None:
-        self._handles = [
-            _module.register_module_forward_pre_hook(self._enter),
-            _module.register_module_forward_hook(self._exit, always_call=True),
-        ]
+        self._handles = torch_compat.register_global_module_hooks(self._enter, self._exit)
 
     def remove(self) -> None:
         for handle in self._handles:
@@ -34,6 +32,8 @@ class ModuleNames:
         self.param_names.clear()
 
     def _enter(self, module, args):
+        if _compiling():  # Dynamo tracing the model (torch 2.6 traces it under our op hook): nothing to do
+            return
         ctx = context
         path = self.paths.get(id(module))
         if path is None:
@@ -42,6 +42,8 @@ class ModuleNames:
         ctx.module = path
 
     def _exit(self, module, args, output):
+        if _compiling():
+            return
         ctx = context
         stack = ctx.module_stack
         # Pop down to this module: a module that raised in a child may leave entries above it.
@@ -71,8 +73,7 @@ class ModuleNames:
         return self.paths[id(module)]
 
 
-#: torch.compile(module) wraps the module in an OptimizedModule holding it under this attribute.
-_COMPILED_WRAPPER = "_orig_mod"
+_COMPILED_WRAPPER = torch_compat.COMPILED_MODULE_ATTRIBUTE
 
 
 def _without_compiled_wrapper(name: str) -> str:

@@ -12,8 +12,8 @@ import warnings
 from threading import get_ident
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from .. import torch_compat
 from ..records import SCOPE_DIRS
 from . import callsite
 from .context import context
@@ -21,9 +21,11 @@ from .gpu import GpuBackend
 
 _Tensor = torch.Tensor
 _now = time.perf_counter_ns
-_peek_seq = torch._C._autograd._get_sequence_nr
-_graph_task = torch._C._current_graph_task_id
-_current_node = torch._C._current_autograd_node
+_peek_seq = torch_compat.peek_sequence_nr
+_graph_task = torch_compat.current_graph_task_id
+_current_node = torch_compat.current_autograd_node
+_node_seq = torch_compat.node_sequence_nr
+_is_view = torch_compat.is_view
 _grad_enabled = torch.is_grad_enabled
 
 #: How a tensor without sizes (nested) is described in a record: this prefix, then its dtype.
@@ -86,7 +88,7 @@ def backward_facts(ctx, param_names: dict) -> tuple:
     if current is None:
         return "bwd", "", -1, None
     node = current.name()
-    node_seq = current._sequence_nr()
+    node_seq = _node_seq(current)
     param = None
     if node_seq == NO_SEQUENCE:
         node_seq = -1
@@ -115,7 +117,7 @@ def _creates_copy_slices(args) -> bool:
     target = args[0]
     return (
         isinstance(target, _Tensor)
-        and target._is_view()
+        and _is_view(target)
         and _grad_enabled()
         and any(isinstance(a, _Tensor) and a.requires_grad for a in args)
     )
@@ -141,7 +143,7 @@ class _OpInfo:
             self.kind = "op"
 
 
-class OpRecorder(TorchDispatchMode):
+class OpRecorder(torch_compat.TorchDispatchMode):
     """Records ops while ``recording`` is true; passes them through untouched otherwise."""
 
     def __init__(self, session, gpu: GpuBackend | None = None):

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode, _push_mode
 
+from .. import torch_compat
 from ..errors import CaptureError
 from ..gcpause import paused_gc
 from ..records import NO_LINK, OpRecord, RangeRecord, Records
@@ -28,7 +28,6 @@ from .context import context
 from .finalize import build_op_records
 from .functions import FunctionScopes
 from .gpu import GpuBackend, select_backend, widen_thread_ids
-from .gpu.torch_internals import torch_profiler_running
 from .modules import ModuleNames
 from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
 
@@ -123,13 +122,13 @@ class CaptureSession:
                 raise CaptureError(
                     "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
                 )
-            if torch_profiler_running():
+            if torch_compat.torch_profiler_running():
                 raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
             _active.append(self)
         try:
             self._gpu = select_backend(self.gpu, self.meta["warnings"])
             nvtx_annotations.install()
-            peek = torch._C._autograd._get_sequence_nr()
+            peek = torch_compat.peek_sequence_nr()
             if not self._started_once:  # sequence numbers stay relative to the first start
                 self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
             context.reset()  # a fresh thread context: no stale module/layer state from before
@@ -179,15 +178,15 @@ class CaptureSession:
         if on and not self.recording and recorder is not None:
             # Nodes numbered while not recording (between start/stop segments, in steps not
             # recorded) belong to no recorded op: numbering resumes from here (finalize.py).
-            self._resyncs.append((len(self.raw_ops), threading.get_ident(), torch._C._autograd._get_sequence_nr()))
+            self._resyncs.append((len(self.raw_ops), threading.get_ident(), torch_compat.peek_sequence_nr()))
         self.recording = on
         if recorder is not None:
             recorder.recording = on
             if on and not self._mode_pushed:
-                _push_mode(recorder)
+                torch_compat.push_dispatch_mode(recorder)
                 self._mode_pushed = True
-            elif not on and self._mode_pushed and _get_current_dispatch_mode() is recorder:
-                _pop_mode()
+            elif not on and self._mode_pushed and torch_compat.current_dispatch_mode() is recorder:
+                torch_compat.pop_dispatch_mode()
                 self._mode_pushed = False
         if self._gpu is not None:
             self._gpu.set_recording(on)  # GPU work of steps not recorded is dropped too
@@ -234,15 +233,15 @@ class CaptureSession:
         # Modes the user entered after start() stay, in their order: only the op hook comes out.
         above = []
         try:
-            while (mode := _get_current_dispatch_mode()) is not None and mode is not recorder:
-                above.append(_pop_mode())
+            while (mode := torch_compat.current_dispatch_mode()) is not None and mode is not recorder:
+                above.append(torch_compat.pop_dispatch_mode())
             if mode is recorder:
-                _pop_mode()
+                torch_compat.pop_dispatch_mode()
         except Exception:  # the user's code left the mode stack broken; the recorder is inert now
             pass
         finally:
             for mode in reversed(above):
-                _push_mode(mode)
+                torch_compat.push_dispatch_mode(mode)
 
     def _restore_thread_hook(self) -> None:
         """Put back the thread start hook found at start(), unless the user has set their own since."""
@@ -259,7 +258,7 @@ class CaptureSession:
         sys.setprofile(previous)  # the user's own per-thread profiler, if any, carries on
         recorder = self._recorder
         if recorder is not None:
-            _push_mode(recorder)
+            torch_compat.push_dispatch_mode(recorder)
         if previous is not None:
             previous(frame, event, arg)
 
@@ -272,7 +271,7 @@ class CaptureSession:
     def open_function(self, name: str, mod: str) -> FunctionScope:
         ctx = context
         recorder = self._recorder
-        if torch._C._current_graph_task_id() == -1:
+        if torch_compat.current_graph_task_id() == -1:
             direction = host_direction(ctx.host_dir, torch.is_grad_enabled())
         else:
             direction = backward_facts(ctx, self.param_names)[0]

@@ -25,9 +25,9 @@ from .work import FormulaInputError, Work
 
 
 def _counts():
-    from torch.utils import flop_counter
+    from .. import torch_compat
 
-    return flop_counter
+    return torch_compat
 
 
 def _check_4d(*tensors: TensorMeta) -> None:

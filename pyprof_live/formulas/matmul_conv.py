@@ -28,9 +28,9 @@ from .work import FormulaInputError, Work, broadcast_shapes, numel
 
 
 def _torch_counter():
-    from torch.utils import flop_counter
+    from ..torch_compat import flop_counter
 
-    return flop_counter
+    return flop_counter()
 
 
 def _gemm_out(a: OpArgs, m: int, n: int, batch: tuple, *operands, dtype: str | None = None) -> TensorMeta:

@@ -242,11 +242,10 @@ def _schema_defaults(name: str, overload: str) -> dict:
     did not record the overload (Kineto, nsys: they record every argument anyway) or torch lacks the op."""
     if not overload:
         return {}
-    try:
-        import torch
+    from ..torch_compat import op_schema
 
-        schema = torch._C._get_schema(name, "" if overload == "default" else overload)
-    except Exception:  # not an op of this torch (custom, legacy, a wrapped function): no defaults known
+    schema = op_schema(name, "" if overload == "default" else overload)
+    if schema is None:  # not an op of this torch (custom, legacy, a wrapped function): no defaults known
         return {}
     return {arg.name: (i, arg.default_value) for i, arg in enumerate(schema.arguments) if arg.has_default_value()}
 

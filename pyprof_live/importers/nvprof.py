@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..api_names import cupti_api_name
+from ..api_names import cupti_api_name, cupti_names_api_calls
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from ._sqlite import Schema, Strings, memory_record, require_activity, sort_by_start
@@ -228,12 +228,9 @@ class _CallbackNames(dict):
 
 
 def _cupti_api_name(kind: str):
-    """``cbid -> name`` for runtime or driver calls through gpu.normalize, None without cupti-python."""
-    try:
-        from cupti import cupti  # noqa: F401 - present and loadable?
-    except (ImportError, OSError):
-        return None
-    return partial(cupti_api_name, kind)
+    """``cbid -> name`` for runtime or driver calls, as live capture names them; None without a cupti-python
+    that has the callback id enums."""
+    return partial(cupti_api_name, kind) if cupti_names_api_calls() else None
 
 
 class _KernelNames(dict):

@@ -37,7 +37,9 @@ class _JsonWindow:
         self._raw = raw
         self._size = size
         self._progress = progress
-        decoder = json.JSONDecoder()
+        # strict=False: raw control characters in strings load. torch 2.6's Python tracer (with_stack) can
+        # write a function name from freed memory ("custom_graph_pass.py(0): \x10\x1a\xcdAE\x7f").
+        decoder = json.JSONDecoder(strict=False)
         self._decode = decoder.raw_decode
         self.scan = json.scanner.make_scanner(decoder)  # type: ignore[arg-type]  # typeshed: the C class
         self.buf = ""

@@ -51,16 +51,12 @@ def value_text(value) -> str:
 @lru_cache(maxsize=4096)
 def argument_names(op_name: str, overload: str) -> tuple:
     """Schema argument names of an aten-style op, () when torch does not know the op."""
-    namespace, _, name = op_name.partition("::")
-    if not name:
+    if "::" not in op_name:
         return ()
-    try:
-        import torch
+    from ..torch_compat import op_schema
 
-        packet = getattr(getattr(torch.ops, namespace), name)
-        return tuple(a.name for a in getattr(packet, overload or "default")._schema.arguments)
-    except (AttributeError, RuntimeError):
-        return ()
+    schema = op_schema(op_name, "" if overload in ("", "default") else overload)
+    return tuple(a.name for a in schema.arguments) if schema is not None else ()
 
 
 _params_texts: dict = {}

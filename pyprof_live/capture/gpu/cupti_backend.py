@@ -29,13 +29,13 @@ import torch
 from cupti import cupti
 
 from ...records import DeviceInfo, Records
+from ...torch_compat import has_primary_context, torch_profiler_running
 from . import GpuCapture, report_unavailable
 from .clock import ClockMap, ClockSample, sample
 from .device_work import describe
 from .graph_nodes import GraphNodeTracker
 from .graph_nodes import describe as describe_graph_nodes
 from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
-from .torch_internals import has_primary_context, torch_profiler_running
 
 #: Enabled at start, disabled at stop (only those that were enabled). Kineto enables the same ones.
 ACTIVITY_KINDS = (

@@ -19,9 +19,9 @@ from functools import lru_cache
 
 from cupti import cupti
 
+from ... import torch_compat
 from ...api_names import cupti_api_name
 from ...records import NO_LINK, ApiRecord, KernelRecord, MemoryRecord
-from . import torch_internals
 
 _KIND = cupti.ActivityKind
 #: The external-correlation kind pyprof_live pushes op ids with (Kineto uses CUSTOM0 and CUSTOM1).
@@ -48,7 +48,7 @@ def copy_kind_name(value: int) -> str:
 @lru_cache(maxsize=65536)
 def demangle(name: str) -> str:
     """CUPTI gives kernel names mangled (``_ZN2at6native...``); names that are not stay as they are."""
-    return torch_internals.demangle(name) if name.startswith("_Z") else name
+    return torch_compat.demangle(name) if name.startswith("_Z") else name
 
 
 def kernel_record(a, pid: int = 0) -> KernelRecord:

@@ -1,0 +1,306 @@
+"""Every private torch name pyprof_live relies on, in one place, with the torch releases each serves.
+
+pyprof_live supports torch :data:`OLDEST` to :data:`NEWEST_TESTED` (CI runs the tests on the oldest,
+on the pinned 2.13.0 CPU build and on the newest release on the registry; see the README). Each name
+below says which releases it was checked on and what changed between them. Names are looked up when
+this module is imported and never raise there: a name a release lacks is None (or a fallback), and
+:func:`require_supported`, called when a profile is created, turns that into one clear error naming
+the supported range, instead of an AttributeError from deep inside a hook.
+
+Imports torch: only ``capture/`` imports it at module level; everything else imports it inside the
+function that needs it, so ``import pyprof_live`` and reading an export do not load torch.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import sys
+import warnings
+from typing import TYPE_CHECKING
+
+import torch
+
+from .errors import UnsupportedTorchError
+
+#: The releases the tests run on (CI: the oldest, 2.13.0+cpu and the newest; 2.10 checked by hand).
+OLDEST = (2, 6)
+NEWEST_TESTED = (2, 15)
+
+
+def release(version: str) -> tuple[int, int]:
+    """``"2.15.0+cu132"`` -> ``(2, 15)``; ``(0, 0)`` for a version string this cannot read."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+TORCH = release(torch.__version__)
+
+
+def supported_range() -> str:
+    return f"torch {OLDEST[0]}.{OLDEST[1]} to {NEWEST_TESTED[0]}.{NEWEST_TESTED[1]}"
+
+
+def _attribute(owner, path: str):
+    """``owner.a.b`` or None where a release lacks any part of it."""
+    for part in path.split("."):
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return None
+    return owner
+
+
+def _module(name: str):
+    """An importable torch submodule, or None where this release has no such module."""
+    try:
+        __import__(name)
+    except ImportError:
+        return None
+    return sys.modules[name]
+
+
+# -- autograd: sequence numbers tie backward ops to forward ops (capture/recorder.py) --------------------
+
+#: The number the next autograd node created on this thread will get. 2.6-2.15.
+peek_sequence_nr = _attribute(torch._C, "_autograd._get_sequence_nr")
+#: The graph task autograd's engine runs on this thread, -1 outside backward. 2.6-2.15.
+current_graph_task_id = _attribute(torch._C, "_current_graph_task_id")
+#: The autograd Node the engine is running on this thread, None outside backward. 2.6-2.15.
+current_autograd_node = _attribute(torch._C, "_current_autograd_node")
+#: ``node._sequence_nr()`` of a grad_fn / Node (AccumulateGrad answers 2**64-1). 2.6-2.15; a C call, no frame.
+node_sequence_nr = operator.methodcaller("_sequence_nr")
+#: ``tensor._is_view()``. 2.6-2.15.
+is_view = _attribute(torch.Tensor, "_is_view")
+
+# -- the op hook: a dispatch mode pushed on (and popped off) each thread's mode stack --------------------
+
+_dispatch = _module("torch.utils._python_dispatch")
+if TYPE_CHECKING:
+    from torch.utils._python_dispatch import TorchDispatchMode
+else:  # 2.6-2.15. ``object`` where missing, so the recorder class can still be defined (profile() refuses).
+    TorchDispatchMode = _attribute(_dispatch, "TorchDispatchMode") or object
+#: The mode on top of this thread's stack. 2.6-2.15.
+current_dispatch_mode = _attribute(_dispatch, "_get_current_dispatch_mode")
+push_dispatch_mode = _attribute(_dispatch, "_push_mode")
+pop_dispatch_mode = _attribute(_dispatch, "_pop_mode")
+
+# -- autograd Functions and activation checkpointing (capture/functions.py) -----------------------------
+
+
+def function_apply():
+    """``Function.apply`` as stored on the class, to wrap and to put back.
+
+    2.6-2.14: a Python classmethod; 2.15: ``_C._FunctionBase.__dict__["apply"]``, a C
+    ``classmethod_descriptor`` without ``__func__``. Both bind with :func:`bind_apply`.
+    """
+    return torch.autograd.Function.__dict__["apply"]
+
+
+def bind_apply(descriptor, cls):
+    """``cls.apply`` from what :func:`function_apply` returned: the descriptor protocol serves both kinds."""
+    return descriptor.__get__(None, cls)
+
+
+def set_function_apply(value) -> None:
+    setattr(torch.autograd.Function, "apply", value)  # noqa: B010 - assigning a method is the point
+
+
+def recomputation_hook():
+    """The context manager class non-reentrant checkpointing enters around a recompute
+    (``torch.utils.checkpoint._recomputation_hook``, 2.6-2.15); None, with one warning, without it."""
+    hook = _attribute(_module("torch.utils.checkpoint"), "_recomputation_hook")
+    if hook is None:
+        _missing(
+            "torch.utils.checkpoint._recomputation_hook",
+            "ops recomputed by non-reentrant activation checkpointing are labelled fwd, not recompute",
+        )
+    return hook
+
+
+# -- nn.Module paths (capture/modules.py) ---------------------------------------------------------------
+
+
+def register_global_module_hooks(enter, exit_) -> list:
+    """Global forward pre-hook and forward hook (``always_call``: it runs also when forward raises);
+    their handles. 2.6-2.15 (``always_call`` since 2.1)."""
+    from torch.nn.modules import module
+
+    return [
+        module.register_module_forward_pre_hook(enter),
+        module.register_module_forward_hook(exit_, always_call=True),
+    ]
+
+
+#: True while Dynamo traces (the global module hooks must do nothing then): 2.6-2.10 compile code called
+#: under the op hook (:func:`dynamo_skips_frames_under_our_mode`) and inline the global hooks, and on 2.6 their
+#: path bookkeeping broke Dynamo's side-effect tracking ("... is already tracked for mutation"). 2.6-2.15.
+is_compiling = _attribute(torch, "compiler.is_compiling") or (lambda: False)
+
+#: ``torch.compile(module)`` returns an OptimizedModule holding the module under this attribute. 2.6-2.15.
+COMPILED_MODULE_ATTRIBUTE = "_orig_mod"
+
+# -- torch.compile: Dynamo and Inductor (capture/compiled.py) -------------------------------------------
+
+
+def dynamo_skip_reporter():
+    """The module whose ``add_skip_reason(reason, frame)`` Dynamo calls for each frame it skips, or None.
+
+    2.6-2.12: none (their Dynamo logs skips but reports them to no function). 2.13-2.15: defined in
+    ``torch._dynamo.eval_frame``, imported into and called from ``torch._dynamo.convert_frame``, which is the
+    module returned (patching it there takes effect).
+    """
+    convert_frame = _module("torch._dynamo.convert_frame")
+    return convert_frame if callable(getattr(convert_frame, "add_skip_reason", None)) else None
+
+
+def dynamo_skips_frames_under_our_mode() -> bool:
+    """Does Dynamo run a frame eagerly (not compile it) when it starts while the op hook is on the mode stack?
+
+    2.6-2.10: no. Dynamo's check reads a flag only ``TorchDispatchMode.__enter__`` sets, and the hook is
+    pushed with ``_push_mode``: code called under a profile is compiled as usual, tracing the global module
+    hooks (see :data:`is_compiling`). 2.11-2.15: yes, it walks the mode stack
+    (``torch._dynamo.config.inline_torch_dispatch_torch_compile``, on by default) and skips the frame, reporting
+    it through ``add_skip_reason``, unless the mode's ``ignore_compile_internals()`` (2.9+) returns True.
+    """
+    config = _module("torch._dynamo.config")
+    return bool(getattr(config, "inline_torch_dispatch_torch_compile", False))
+
+
+def compiled_fx_graph_class():
+    """Inductor's ``CompiledFxGraph`` (every compiled graph runs through its ``__call__``), or None when
+    nothing was compiled yet in this process (its module is not imported). ``torch._inductor.output_code``
+    in 2.6-2.15."""
+    return _attribute(sys.modules.get("torch._inductor.output_code"), "CompiledFxGraph")
+
+
+# -- GPU path (capture/gpu/) and importers ---------------------------------------------------------------
+
+_warned: set = set()
+
+
+def _missing(name: str, consequence: str) -> None:
+    """One RuntimeWarning per missing optional name per process."""
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(
+            f"pyprof_live: torch {torch.__version__} has no {name}; {consequence}", RuntimeWarning, stacklevel=3
+        )
+
+
+def torch_profiler_running() -> bool:
+    """Is torch.profiler (or autograd.profiler) recording now? A module flag torch flips; read each call.
+    2.6-2.15."""
+    running = getattr(torch.autograd.profiler, "_is_profiler_enabled", None)
+    if running is None:
+        _missing(
+            "torch.autograd.profiler._is_profiler_enabled", "a torch.profiler running at the same time is not detected"
+        )
+        return False
+    return bool(running)
+
+
+def demangle(name: str) -> str:
+    """The C++ runtime's demangling of ``name`` (c10::demangle: ``__cxa_demangle``); unchanged without it.
+    ``torch._C._demangle``, 2.6-2.15."""
+    demangler = getattr(torch._C, "_demangle", None)
+    if demangler is None:
+        _missing("torch._C._demangle", "kernel names stay mangled")
+        return name
+    return demangler(name)
+
+
+def has_primary_context(device: int) -> bool:
+    """Has this process made a CUDA context on ``device``? True when torch cannot tell.
+    ``torch._C._cuda_hasPrimaryContext``: CUDA builds 2.6-2.15 (CPU builds have none, and no device)."""
+    check = getattr(torch._C, "_cuda_hasPrimaryContext", None)
+    if check is None:
+        _missing(
+            "torch._C._cuda_hasPrimaryContext",
+            "the profile's stop synchronises every visible device, creating a context on unused ones",
+        )
+        return True
+    return check(device)
+
+
+# -- op schemas (formulas, render) -----------------------------------------------------------------------
+
+
+def op_schema(name: str, overload: str):
+    """torch's FunctionSchema of ``name.overload`` (``"aten::add"``, ``"Tensor"``; ``""`` = the default
+    overload, not ``"default"``), or None where this torch has no such op. ``torch._C._get_schema``, 2.6-2.15."""
+    try:
+        return torch._C._get_schema(name, overload)
+    except RuntimeError:  # "Found no matching schema"
+        return None
+
+
+# -- flop counts: torch.utils.flop_counter, so totals equal FlopCounterMode's (formulas) --------------------
+
+
+def flop_counter():
+    """torch.utils.flop_counter: ``mm_flop``, ``bmm_flop``, ``conv_flop_count`` keep their signatures 2.6-2.15."""
+    from torch.utils import flop_counter
+
+    return flop_counter
+
+
+def _query_heads(query_shape, shape) -> tuple:
+    """``shape`` (batch, kv heads, seq, dim) with the query's head count, for a head count that divides it."""
+    heads, kv_heads = query_shape[1], shape[1]
+    return (shape[0], heads, *shape[2:]) if kv_heads and heads != kv_heads and heads % kv_heads == 0 else shape
+
+
+def sdpa_flop_count(query_shape, key_shape, value_shape) -> int:
+    """Forward attention flops; grouped-query key/value heads are broadcast to the query's first.
+
+    2.6-2.11's counter asserts equal head counts; 2.12+ broadcast them themselves: every key/value
+    head serves heads/kv_heads query heads, so the count is that of full-headed key/value in every release.
+    """
+    return flop_counter().sdpa_flop_count(
+        query_shape, _query_heads(query_shape, key_shape), _query_heads(query_shape, value_shape)
+    )
+
+
+def sdpa_backward_flop_count(grad_shape, query_shape, key_shape, value_shape) -> int:
+    """Backward attention flops; grouped-query heads broadcast as in :func:`sdpa_flop_count`."""
+    return flop_counter().sdpa_backward_flop_count(
+        grad_shape, query_shape, _query_heads(query_shape, key_shape), _query_heads(query_shape, value_shape)
+    )
+
+
+# -- the supported range ---------------------------------------------------------------------------------
+
+#: What live capture cannot work without: (name, what this module holds for it).
+_REQUIRED = (
+    ("torch._C._autograd._get_sequence_nr", peek_sequence_nr),
+    ("torch._C._current_graph_task_id", current_graph_task_id),
+    ("torch._C._current_autograd_node", current_autograd_node),
+    ("torch.Tensor._is_view", is_view),
+    ("torch.utils._python_dispatch.TorchDispatchMode", None if TorchDispatchMode is object else TorchDispatchMode),
+    ("torch.utils._python_dispatch._get_current_dispatch_mode", current_dispatch_mode),
+    ("torch.utils._python_dispatch._push_mode", push_dispatch_mode),
+    ("torch.utils._python_dispatch._pop_mode", pop_dispatch_mode),
+)
+_told_newer = False
+
+
+def require_supported() -> None:
+    """Called when a profile is created: raise :class:`UnsupportedTorchError` naming the supported range
+    for a torch older than it or missing what capture needs; warn once per process for a newer torch."""
+    global _told_newer
+    missing = [name for name, value in _REQUIRED if value is None]
+    if TORCH < OLDEST or missing:
+        why = f"it lacks {', '.join(missing)}" if missing else "it is older than the supported range"
+        raise UnsupportedTorchError(
+            f"pyprof_live needs {supported_range()} for live capture; torch {torch.__version__} cannot be used "
+            f"({why}). Upgrade torch (pip install 'torch>={OLDEST[0]}.{OLDEST[1]}'); loading traces and "
+            "exports works with any torch."
+        )
+    if TORCH > NEWEST_TESTED and not _told_newer:
+        _told_newer = True
+        warnings.warn(
+            f"pyprof_live was tested with {supported_range()}; torch {torch.__version__} is newer. Profiling "
+            "goes ahead, but results may be incomplete where torch changed its internals: please report problems.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
