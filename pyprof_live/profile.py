@@ -8,11 +8,21 @@ correlation or formula also applies to old saved profiles.
 from __future__ import annotations
 
 from .errors import ColumnError
-from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import (
+    COMPILED,
+    ApiRecord,
+    CompileRecord,
+    DeviceInfo,
+    KernelRecord,
+    MemoryRecord,
+    OpRecord,
+    RangeRecord,
+    Records,
+)
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
+VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "compiles", "recommendations")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -83,6 +93,8 @@ class Profile:
         from .report.view import View
         from .report.views import kernel_rows
 
+        if columns is None and any(op.kind == COMPILED for op in self.records.ops):
+            columns = _with_fused(DEFAULT_COLUMNS)  # what each Inductor kernel fused: its point
         columns = _check_columns(columns)
         rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
         notes = []
@@ -119,6 +131,13 @@ class Profile:
         from .report.views import overview
 
         return overview(self)
+
+    def compiles(self):
+        """torch.compile's events: compiles and their time per phase, recompiles with the guard that
+        failed, lazily compiled backward graphs, graph breaks with their line."""
+        from .report.views import compile_summary
+
+        return compile_summary(self)
 
     # -- speed of light and recommendations --------------------------------------------------------
 
@@ -213,6 +232,7 @@ class Profile:
             "kernels": self.kernels,
             "modules": self.modules,
             "overview": self.overview,
+            "compiles": self.compiles,
             "recommendations": self.recommendations,
         }
         if name not in views:
@@ -224,6 +244,11 @@ class Profile:
         from .render.dataframe import view_dataframe
 
         return view_dataframe(self.view(view))
+
+
+def _with_fused(columns) -> tuple:
+    at = columns.index("op") + 1 if "op" in columns else len(columns)
+    return (*columns[:at], "fused", *columns[at:])
 
 
 def _check_columns(columns) -> tuple:

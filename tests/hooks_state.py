@@ -2,6 +2,7 @@
 
 import sys
 import threading
+import warnings
 
 import torch
 from torch.autograd.function import Function
@@ -29,4 +30,22 @@ def hooks_state() -> dict:
             getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
         )
         == "pyprof_live.capture.compiled",
+        **_compile_state(),
     }
+
+
+def _compile_state() -> dict:
+    """What the compiled-code capture patches, where torch has loaded it."""
+    state = {"warning_filters": len(warnings.filters)}
+    output_code = sys.modules.get("torch._inductor.output_code")
+    if output_code is not None:
+        graph = output_code.CompiledFxGraph
+        state.update(graph_init=graph.__dict__["__init__"], graph_call=graph.__dict__["__call__"])
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        state.update(provenance=config.trace.provenance_tracking_level, fx_graph_cache=config.fx_graph_cache)
+    callback = sys.modules.get("torch._dynamo.callback")
+    if callback is not None:
+        handler = callback.callback_handler
+        state.update(compile_callbacks=(len(handler.start_callbacks), len(handler.end_callbacks)))
+    return state

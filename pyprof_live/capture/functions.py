@@ -75,6 +75,7 @@ class FunctionScopes:
     def __init__(self):
         self._apply = None
         self._recompute_enter = None
+        self._ours = None  # (apply, recompute enter, recompute exit) while installed
 
     def install(self) -> None:
         # A classmethod up to torch 2.14, a C classmethod_descriptor (no __func__) from 2.15: binding
@@ -84,7 +85,6 @@ class FunctionScopes:
         def apply(cls, *args, **kwargs):
             return _record_call(cls.__name__, cls.__name__, descriptor.__get__(None, cls), args, kwargs, with_seq=True)
 
-        Function.apply = classmethod(apply)
         hook = _checkpoint._recomputation_hook
         self._recompute_enter = (hook.__dict__.get("__enter__"), hook.__dict__.get("__exit__"))
         enter, exit_ = hook.__enter__, hook.__exit__
@@ -97,20 +97,34 @@ class FunctionScopes:
             context.recompute -= 1
             return exit_(self_, *exc)
 
-        hook.__enter__, hook.__exit__ = recompute_enter, recompute_exit
+        self._ours = (classmethod(apply), recompute_enter, recompute_exit)
+        self.resume()
 
-    def remove(self) -> None:
+    def resume(self) -> None:
+        """Put the hooks (back) in place."""
+        if self._ours is not None:
+            Function.apply, hook = self._ours[0], _checkpoint._recomputation_hook
+            hook.__enter__, hook.__exit__ = self._ours[1:]
+
+    def suspend(self) -> None:
+        """Put torch's own back for a while (torch.compile must not trace ours: see compiled.py)."""
         if self._apply is not None:
             Function.apply = self._apply
-            self._apply = None
         if self._recompute_enter is not None:
             hook = _checkpoint._recomputation_hook
             for attr, value in zip(("__enter__", "__exit__"), self._recompute_enter):
-                if value is None:
-                    delattr(hook, attr)
-                else:
+                if value is not None:
                     setattr(hook, attr, value)
-            self._recompute_enter = None
+                elif attr in vars(hook):
+                    delattr(hook, attr)
+
+    def remove(self) -> None:
+        self.suspend()
+        self._apply = self._recompute_enter = self._ours = None
+
+    def hook_functions(self) -> tuple:
+        """Our functions that run in the user's call stack (compiled.never_compiled skips them)."""
+        return (_record_call, self._ours[0].__func__, *self._ours[1:]) if self._ours else (_record_call,)
 
 
 def _sequence_of(out) -> int:

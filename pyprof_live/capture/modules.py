@@ -27,11 +27,19 @@ class ModuleNames:
         ]
 
     def remove(self) -> None:
+        self.suspend()
+        self.paths.clear()
+        self.param_names.clear()
+
+    def suspend(self) -> None:
+        """Take the hooks off, keeping what was learnt (torch.compile must not see them: see compiled.py)."""
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        self.paths.clear()
-        self.param_names.clear()
+
+    def resume(self) -> None:
+        if not self._handles:
+            self.install()
 
     def _enter(self, module, args):
         ctx = context

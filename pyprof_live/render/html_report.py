@@ -117,6 +117,8 @@ def report_html(profile) -> str:
         ("kernels", "Top kernels", _top_kernels(kernels) if kernels.rows else _p("No GPU kernels in this profile.")),
         ("modules", "Module tree", _module_tree(modules, device)),
     ]
+    if records.compiles:  # torch.compile's own time and events, after the steps they were cut out of
+        sections.insert(2, ("compiles", "torch.compile", _view_table(profile.compiles(), "compiles")))
     nav = "".join(f'<a href="#{anchor}">{escape(title)}</a>' for anchor, title, _ in sections)
     body = "".join(
         f'<section id="{anchor}"><h2>{escape(title)}</h2>{content}</section>' for anchor, title, content in sections
