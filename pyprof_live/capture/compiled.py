@@ -85,7 +85,7 @@ class CompiledCapture:
         self.recording = False
         self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes)
         self.extern_calls: list = []  # (run, line, start, end, tid)
-        self.graph_calls: list = []  # (run, start, end, tid, dir, module, frames)
+        self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes)
         self.graph_infos: dict = defaultdict(list)  # compile id -> GraphInfo compiled during this profile
         self._runs: dict = {}  # id(CompiledFxGraph) -> GraphRun
         self._patches: list = []  # (owner, name, original)
@@ -189,9 +189,11 @@ class CompiledCapture:
             module = ctx.module  # where the graph was called: kept for kernels without provenance
             stack_depth = capture.session.stack_depth
             frames = callsite.capture(stack_depth) if stack_depth else ()
+            symbols = run.info.symbols
+            sizes = inductor.symbol_values(symbols, inputs) if symbols else None  # read before the call empties inputs
             start = _now()
             out = original(self_, inputs)
-            capture.graph_calls.append((run, start, _now(), _get_ident(), run.dir, module, frames))
+            capture.graph_calls.append((run, start, _now(), _get_ident(), module, frames, sizes))
             return out
 
         return __call__
@@ -322,9 +324,9 @@ class CompiledCapture:
         compiled code they ran in. Raw calls are dropped afterwards."""
         frame_cache = self.session._frame_cache
         stack_depth = self.session.stack_depth
-        graph_calls = defaultdict(list)  # tid -> (start, end, module, frames) of each graph call
-        for _, start, end, tid, _, module, frames in self.graph_calls:
-            graph_calls[tid].append((start, end, module, frames))
+        graph_calls = defaultdict(list)  # tid -> (start, end, module, frames, sizes) of each graph call
+        for _, start, end, tid, module, frames, sizes in self.graph_calls:
+            graph_calls[tid].append((start, end, module, frames, sizes))
         for calls in graph_calls.values():
             calls.sort(key=lambda call: call[0])
         records = []
@@ -334,6 +336,9 @@ class CompiledCapture:
             fused = site.fused if site is not None else ()
             roles = site.roles if site is not None else ()
             reads, writes = _split_by_role(meta, roles)
+            sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
+            if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
+                fused = [_with_sizes(f, sizes) for f in fused]
             fused_records = [
                 OpRecord(
                     name=f.name,
@@ -357,7 +362,7 @@ class CompiledCapture:
             where = inductor.most_common([f.callsite for f in fused_records])
             if not module or not where:  # no provenance, or code outside the user's (an optimizer's
                 # step): where the graph was called from
-                called_in, frames = _enclosing_call(graph_calls.get(tid, ()), start)
+                called_in, frames, _ = _enclosing_call(graph_calls.get(tid, ()), start)
                 module = module or run.module or called_in
                 where = where or callsite.format_frames(frames[:stack_depth], frame_cache)
             records.append(
@@ -454,11 +459,25 @@ class _ExternCalls:
 
 
 def _enclosing_call(calls, time: int) -> tuple:
-    """(module, frames) of the graph call (start, end, module, frames) running at ``time``."""
+    """(module, frames, sizes) of the graph call (start, end, module, frames, sizes) running at ``time``."""
     k = bisect_right(calls, time, key=lambda call: call[0]) - 1
     if k >= 0 and calls[k][1] >= time:
-        return calls[k][2], calls[k][3]
-    return "", ()
+        return calls[k][2:]
+    return "", (), None
+
+
+def _with_sizes(op, sizes: dict):
+    """A fused op template with its symbolic sizes made concrete."""
+    return inductor.FusedOp(
+        op.name,
+        op.overload,
+        inductor.concrete(op.inputs, sizes),
+        inductor.concrete(op.outputs, sizes),
+        tuple((k, inductor.concrete(v, sizes)) for k, v in op.kwargs),
+        op.module,
+        op.callsite,
+        op.origin,
+    )
 
 
 def _within(entries, start: int, end: int):

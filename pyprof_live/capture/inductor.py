@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 import torch._guards
 
+from ..records import TensorMeta
 from . import callsite
 from .finalize import to_arg
 
@@ -78,6 +79,9 @@ class GraphInfo:
     #: Ops Inductor left to ATen (``torch.ops.aten.X.default(...)``): (name, overload) -> their call
     #: sites in wrapper order; the op hook records them, matched in call order.
     fallbacks: dict = field(default_factory=dict)
+    #: Dynamic graphs: (symbol, graph input index, dim or -1 for an int input) giving each size
+    #: symbol's value at a call, so the fused ops' symbolic shapes can be made concrete.
+    symbols: tuple = ()
 
 
 def graph_name(compile_id: str, backward: bool, inference: bool) -> str:
@@ -109,13 +113,64 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
         op = fallback_op(info.sites[line].kernel)
         if op is not None:
             info.fallbacks.setdefault(op, []).append(info.sites[line])
-    info.dynamic = gm is None or any(
-        not isinstance(d, int)
-        for node in gm.graph.nodes
-        if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor)
-        for d in node.meta["val"].shape
+    info.symbols = _input_symbols(gm) if gm is not None else ()
+    info.dynamic = (
+        gm is None
+        or bool(info.symbols)
+        or any(
+            not isinstance(d, int)
+            for node in gm.graph.nodes
+            if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor)
+            for d in node.meta["val"].shape
+        )
     )
     return info
+
+
+def _input_symbols(gm) -> tuple:
+    """(symbol, input index, dim) of each size symbol a graph input carries (dim -1: an int input)."""
+    found = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for index, node in enumerate(placeholders):
+        value = node.meta.get("val")
+        sizes = [(d, size) for d, size in enumerate(value.shape)] if isinstance(value, torch.Tensor) else [(-1, value)]
+        for dim, size in sizes:
+            if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                found.setdefault(str(size.node.expr), (index, dim))
+    return tuple((name, index, dim) for name, (index, dim) in found.items())
+
+
+def symbol_values(symbols, inputs) -> dict:
+    """{symbol: int} at one call of a dynamic graph, read from its inputs."""
+    values = {}
+    for name, index, dim in symbols:
+        value = inputs[index]
+        values[name] = int(value.shape[dim]) if dim >= 0 else int(value)
+    return values
+
+
+_concrete: dict = {}  # (expression text, values) -> int
+
+
+def concrete(value, values: dict):
+    """A recorded argument with its symbolic sizes ("s0", "2*s0") replaced by their values at a call."""
+    if isinstance(value, TensorMeta):
+        return value._replace(shape=tuple(concrete(d, values) for d in value.shape))
+    if isinstance(value, tuple):
+        return tuple(concrete(v, values) for v in value)
+    if isinstance(value, str) and values:
+        key = (value, tuple(sorted(values.items())))
+        result = _concrete.get(key)
+        if result is None:
+            try:
+                import sympy
+
+                result = int(sympy.sympify(value).subs(values))
+            except (TypeError, ValueError, SyntaxError, AttributeError):  # not a size expression: text stays
+                result = value
+            _concrete[key] = result
+        return result
+    return value
 
 
 def fallback_op(kernel: str):
