@@ -51,6 +51,7 @@ from ..formulas.dtypes import canonical_dtype
 from ..gcpause import paused_gc
 from ..profile import Profile
 from ..records import (
+    COMPILED,
     NO_LINK,
     ApiRecord,
     DeviceInfo,
@@ -62,6 +63,8 @@ from ..records import (
     Unknown,
 )
 from .kineto_checks import event_label, event_problem, first_event_problem, header_problem
+from .kineto_compiled import tie_compiled_kernels
+from .kineto_graphs import tie_graph_replays
 from .launches import LaunchingPids
 from .trace_json import Progress, read_trace_events
 
@@ -328,6 +331,12 @@ def _ns(us) -> int:
     return whole * 1000 + round((us - whole) * 1000)
 
 
+def _id_arg(args: dict, name: str) -> int:
+    """An optional id argument; 0 (none) when absent or not an integer."""
+    value = args.get(name, 0)
+    return value if value.__class__ is int else 0
+
+
 def event_times(event: dict) -> tuple[int, int]:
     """(start, end) of a trace event in integer ns (public: the CUPTI replay reads traces with it too)."""
     start = _ns(event["ts"])
@@ -360,6 +369,7 @@ class _Builder:
         self._wrappers = defaultdict(list)  # (pid, tid, node name) -> op indices of evaluate_function ranges
         self._node_ops: list = []  # op indices of node-apply ops (Fwd thread id > 0, AccumulateGrad)
         self.external_is_correlation = 0
+        self.launch_names: dict = {}  # (pid, correlation) -> kernel name, where launch calls name it (ROCm)
         self.launching_pids = LaunchingPids(())
         self.memory_events = 0
         self.memory_peak: dict = {}
@@ -395,6 +405,8 @@ class _Builder:
         args = event.get("args") or {}
         seq = args.get("Sequence number", NO_LINK)
         op = OpRecord(name, start, end, tid, pid, external_id=args.get("External id", NO_LINK))
+        if "kernel_backend" in args:  # an Inductor kernel launch (Triton's _RecordFunctionFast)
+            op.kind = COMPILED
         if "Input Dims" in args:
             op.inputs = self._args.inputs(args)
         if name.startswith(_EVALUATE_FUNCTION):
@@ -438,6 +450,9 @@ class _Builder:
         if external == correlation and external != NO_LINK:
             external = NO_LINK
             self.external_is_correlation += 1
+        kernel = args.get("kernel")
+        if kernel.__class__ is str:
+            self.launch_names[(pid, correlation)] = kernel
         self.apis.append(ApiRecord(event["name"], start, end, correlation, tid, pid, kind, external))
 
     def kernel(self, event: dict) -> None:
@@ -456,6 +471,8 @@ class _Builder:
                 block=tuple(args.get("block", (0, 0, 0))),
                 registers=args.get("registers per thread", 0),
                 shared_static=args.get("shared memory", 0),  # Kineto writes static + dynamic summed
+                graph_id=_id_arg(args, "graph id"),  # CUDA 12+ Kineto; ROCm traces have none
+                graph_node_id=_id_arg(args, "graph node id"),
             )
         )
 
@@ -630,12 +647,32 @@ def devices_from_properties(properties) -> list:
 _MALFORMED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
 
 
-def load_kineto(path, progress: Progress | None = None) -> Profile:
+def load_kineto(path, progress: Progress | None = None, capture=None, provenance=None) -> Profile:
     """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
 
     ``progress(fraction, stage)`` is called once per chunk read (as for :func:`load_nsys`). Raises
     :class:`ProfileFormatError` naming the file for anything that is not a readable Kineto trace.
+
+    Kernels replayed from CUDA/HIP graphs are tied to the ops that issued them while the graph was
+    captured (see :mod:`.kineto_graphs`): captured in the same trace, or in the trace ``capture``
+    names (vLLM and SGLang capture their graphs at start-up, then replay them).
+
+    Inductor kernels of a compiled program are tied to their compiled graph, and to the ATen ops they
+    fused where a TORCH_TRACE log of the same run is given (``provenance``: a path or a list of paths)
+    or lies next to the trace (see :mod:`.kineto_compiled`).
     """
+    profile, builder = _load(path, progress)
+    if capture is None:
+        tie_graph_replays(profile, builder.launch_names)
+    else:
+        captured, capture_builder = _load(capture, None)
+        tie_compiled_kernels(captured, provenance, capture)  # its graph calls are not copied over
+        tie_graph_replays(profile, builder.launch_names, captured, capture_builder.launch_names, capture)
+    tie_compiled_kernels(profile, provenance, path)
+    return profile
+
+
+def _load(path, progress: Progress | None) -> tuple[Profile, _Builder]:
     builder = _Builder()
     handlers = builder.handlers
     memory = builder.memory
@@ -652,7 +689,7 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
             problem = event_problem(event, index) or f"{event_label(event, index)} has a value of an unexpected type"
             raise ProfileFormatError(path, problem) from None
         try:
-            return builder.finish(path, header)
+            return builder.finish(path, header), builder
         except _MALFORMED:  # a header entry, or ids that are used only once every event is in
             problem = (
                 header_problem(header)
