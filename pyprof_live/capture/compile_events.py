@@ -129,11 +129,13 @@ class CompileEvents:
             logger.propagate = False
         logger.addHandler(self._handler)
 
-    def _started(self, args) -> None:
-        self._open[threading.get_ident()] = (_trigger(args), str(args.compile_id), _now())
+    def _started(self, args=None) -> None:
+        # torch before 2.8 calls the callbacks with no argument: the compile id is then the current one
+        compile_id = getattr(args, "compile_id", None)
+        self._open[threading.get_ident()] = (_trigger(args), str(compile_id or _compile_id()), _now())
         self.pause()
 
-    def _ended(self, args) -> None:
+    def _ended(self, args=None) -> None:
         end = _now()
         self.resume()
         tid = threading.get_ident()

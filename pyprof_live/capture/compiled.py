@@ -59,6 +59,15 @@ _graphs: dict = {}
 _roots: dict = {}
 
 
+def _has_setting(config, dotted: str) -> bool:
+    owner = config
+    for part in dotted.split("."):
+        if not hasattr(owner, part):
+            return False
+        owner = getattr(owner, part)
+    return True
+
+
 def _forget(key):
     return lambda _: _graphs.pop(key, None)
 
@@ -66,13 +75,14 @@ def _forget(key):
 class GraphRun:
     """A compiled graph while it is instrumented: its info and the facts of its current call."""
 
-    __slots__ = ("dir", "info", "metas", "module", "optimizer", "undo")
+    __slots__ = ("dir", "info", "metas", "module", "optimizer", "roles", "undo")
 
     def __init__(self, info, optimizer: bool):
         self.info = info
         self.optimizer = optimizer  # compiled from an optimizer's step(): its kernels are dir "opt"
         self.dir = "fwd"  # of the current call
         self.module = ""  # an optimizer graph: the module all the parameters it updates are in
+        self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
         self.metas: dict = {}  # wrapper line -> argument shapes (static graphs: taken once)
         self.undo: list = []
 
@@ -109,7 +119,8 @@ class CompiledCapture:
         self._patch(graph, "__call__", self._calling(graph.__call__))
         for module_name, values in _COMPILE_CONFIG.items():
             config = sys.modules.get(module_name) or __import__(module_name, fromlist=["_"])
-            self._config.append(config.patch(values))
+            known = {key: value for key, value in values.items() if _has_setting(config, key)}
+            self._config.append(config.patch(known))  # a torch without a setting: left out (see README)
             self._config[-1].__enter__()
 
     def remove(self) -> None:
@@ -234,6 +245,7 @@ class CompiledCapture:
             if target is None:
                 continue
             if hasattr(target, "run") and hasattr(target, "launchers"):  # a Triton CachingAutotuner
+                run.roles[kernel] = inductor.triton_roles(target)
                 target.run = self._triton_wrapper(run, kernel, target)
                 run.undo.append(lambda t=target: t.__dict__.pop("run", None))
             elif callable(target):
@@ -334,7 +346,7 @@ class CompiledCapture:
             info = run.info
             site = info.sites.get(line)
             fused = site.fused if site is not None else ()
-            roles = site.roles if site is not None else ()
+            roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
             reads, writes = _split_by_role(meta, roles)
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
             if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
@@ -493,10 +505,12 @@ def _shapes(args) -> tuple:
 
 
 def _split_by_role(meta, roles) -> tuple[tuple, tuple]:
-    """The kernel's tensor arguments as (read, written); without roles all count as read."""
+    """The kernel's tensor arguments as (read, written), by the role of each argument position
+    (its signature: in_ptr, out_ptr, in_out_ptr); without roles all count as read."""
     reads, writes = [], []
-    tensors = [m for m in meta if m is not None]
-    for index, value in enumerate(tensors):
+    for index, value in enumerate(meta):
+        if value is None:  # not a tensor (a size)
+            continue
         role = roles[index] if index < len(roles) else "read"
         arg = to_arg(value)
         if role in ("read", "both", ""):
