@@ -35,17 +35,21 @@ def hooks_state() -> dict:
 
 
 def _compile_state() -> dict:
-    """What the compiled-code capture patches, where torch has loaded it."""
-    state = {"warning_filters": len(warnings.filters)}
+    """Whether the compiled-code capture's patches are in place (False where torch has not loaded
+    what they patch: a test may load it half-way)."""
     output_code = sys.modules.get("torch._inductor.output_code")
-    if output_code is not None:
-        graph = output_code.CompiledFxGraph
-        state.update(graph_init=graph.__dict__["__init__"], graph_call=graph.__dict__["__call__"])
+    graph = output_code.CompiledFxGraph if output_code is not None else None
     config = sys.modules.get("torch._inductor.config")
-    if config is not None:
-        state.update(provenance=config.trace.provenance_tracking_level, fx_graph_cache=config.fx_graph_cache)
     callback = sys.modules.get("torch._dynamo.callback")
-    if callback is not None:
-        handler = callback.callback_handler
-        state.update(compile_callbacks=(len(handler.start_callbacks), len(handler.end_callbacks)))
-    return state
+    callbacks = callback.callback_handler.start_callbacks if callback is not None else []
+    return {
+        "compiled_graph_patched": graph is not None
+        and any(graph.__dict__[name].__module__.startswith("pyprof_live") for name in ("__init__", "__call__")),
+        "provenance_patched": config is not None and config.trace.provenance_tracking_level == 1,
+        "compile_callbacks_ours": any(
+            type(getattr(cb, "__self__", None)).__name__ == "CompileEvents" for cb in callbacks
+        ),
+        "warning_filter_ours": any(
+            f[1] is not None and f[1].pattern.startswith("Using `torch") for f in warnings.filters
+        ),
+    }

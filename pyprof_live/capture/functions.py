@@ -103,13 +103,13 @@ class FunctionScopes:
     def resume(self) -> None:
         """Put the hooks (back) in place."""
         if self._ours is not None:
-            Function.apply, hook = self._ours[0], _checkpoint._recomputation_hook
-            hook.__enter__, hook.__exit__ = self._ours[1:]
+            Function.apply, hook = self._ours[0], _checkpoint._recomputation_hook  # type: ignore[method-assign]
+            hook.__enter__, hook.__exit__ = self._ours[1:]  # type: ignore[method-assign]
 
     def suspend(self) -> None:
         """Put torch's own back for a while (torch.compile must not trace ours: see compiled.py)."""
         if self._apply is not None:
-            Function.apply = self._apply
+            Function.apply = self._apply  # type: ignore[method-assign]
         if self._recompute_enter is not None:
             hook = _checkpoint._recomputation_hook
             for attr, value in zip(("__enter__", "__exit__"), self._recompute_enter):

@@ -105,7 +105,7 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
     Returns the rows in launch order and coverage facts for the footer. Text cells that cost
     most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
     """
-    profile.correlation  # noqa: B018 - links must be filled before reading them
+    profile.link()
     ops = profile.records.ops
     by_op, unattributed = _device_work(profile)
     device_work = DeviceWork(profile)
@@ -202,9 +202,9 @@ def op_summary(profile, by: str = "op") -> View:
     """
     if by not in ("op", "op+shape"):
         raise ValueError(f'by must be "op" or "op+shape", not {by!r}')
-    profile.correlation  # noqa: B018
+    profile.link()
     ops = profile.records.ops
-    child_time = defaultdict(int)
+    child_time: defaultdict[int, int] = defaultdict(int)
     for op in ops:
         if op.parent != NO_LINK:
             child_time[op.parent] += op.end - op.start
@@ -251,7 +251,7 @@ def op_summary(profile, by: str = "op") -> View:
     for key, g in groups.items():
         g.update(lines[key].cells())
     rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"], g["graph"] or ""))
-    columns = ("op", "params") if by == "op+shape" else ("op",)
+    columns: tuple[str, ...] = ("op", "params") if by == "op+shape" else ("op",)
     if any(g["graph"] for g in rows):
         columns += ("graph",)
     columns += ("calls", "host", "host_self")
@@ -272,7 +272,7 @@ def module_summary(profile) -> View:
     Host times come from innermost ops (so nested ops are not counted twice); device time from every
     op's own kernels and memcpy/memset, so each is counted once, at the op that launched it.
     """
-    profile.correlation  # noqa: B018
+    profile.link()
     ops = profile.records.ops
     work = DeviceWork(profile)
     has_children = timed_parents(ops)
@@ -326,7 +326,7 @@ def module_summary(profile) -> View:
     rows = [totals[k] for k in sorted(totals, key=_path_order)]
     for row in rows:
         row.update(lines[row["module"]].cells())
-    columns = ("module", "ops", "host", "host_self", "fwd", "bwd")
+    columns: tuple[str, ...] = ("module", "ops", "host", "host_self", "fwd", "bwd")
     if has_device_time(profile):
         columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")
     if any(r["ideal"] is not None for r in rows):
@@ -341,7 +341,7 @@ def kernel_summary(profile) -> View:
 
     Inductor kernels that ran on the host (C++ kernels of torch.compile'd code on the CPU) are kernels
     too: one row per kernel and graph, with their calls' host time (``host``) and no device time."""
-    profile.correlation  # noqa: B018
+    profile.link()
     work = DeviceWork(profile)
     ops = profile.records.ops
     costs = OpCosts(ops)
@@ -377,8 +377,9 @@ def kernel_summary(profile) -> View:
         g.update(lines[g["kernel"]].cells())
     host_rows = _host_kernels(ops, work)
     rows += host_rows
-    columns = ("kernel", "graph", "calls", "host", "sil", "mean", "min", "max", "tc") if host_rows else ()
-    columns = columns or ("kernel", "calls", "sil", "mean", "min", "max", "tc")
+    columns: tuple[str, ...] = ("kernel", "calls", "sil", "mean", "min", "max", "tc")
+    if host_rows:
+        columns = ("kernel", "graph", "calls", "host", "sil", "mean", "min", "max", "tc")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
     return View("kernels", columns, rows, peak_notes(profile, work), text=frozenset({"kernel", "bound", "graph"}))
@@ -404,7 +405,7 @@ def overview(profile) -> View:
     """One row per step (and a total): wall time split into kernel, memcpy, memset, runtime, dataloader,
     CPU exec and other (see analysis/timeline.py), GPU busy and idle. The notes say what the profile
     holds and list its top recommendations."""
-    profile.correlation  # noqa: B018
+    profile.link()
     steps = step_breakdown(profile)
     rows = []
     for step in steps:
@@ -439,7 +440,7 @@ def _overview_notes(profile) -> list:
         if d.id in used or not used:
             notes.append(f"device {d.id}: {d.name}")
     has_children = timed_parents(records.ops)
-    by_dir = defaultdict(int)
+    by_dir: defaultdict[str, int] = defaultdict(int)
     for i, op in enumerate(records.ops):
         if i not in has_children and op.kind != FUSED:
             by_dir[op.dir or "other"] += op.end - op.start
