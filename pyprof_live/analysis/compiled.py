@@ -46,7 +46,8 @@ class OpCosts:
 def kernel_call_cost(call, fused) -> Cost:
     """Flops = the sum of the fused ops' (na if one has no formula, or none is known); bytes = the
     tensors the kernel reads and writes, each once."""
-    flops, reason = 0, ""
+    flops: int | None = 0
+    reason = ""
     if not fused:
         flops, reason = None, "the ops fused into this kernel are not known"
     for op in fused:
@@ -54,7 +55,7 @@ def kernel_call_cost(call, fused) -> Cost:
         if cost.flops is None:
             flops, reason = None, f"fused {op.name}: {cost.reason}"
             break
-        flops += cost.flops
+        flops = (flops or 0) + cost.flops
     try:
         tensors = [t for t in (*call.inputs, *call.outputs) if isinstance(t, TensorMeta)]
         size = traffic_bytes(Work(0, reads=tuple(tensors[: _reads(call)]), writes=tuple(tensors[_reads(call) :])))

@@ -28,6 +28,7 @@ import warnings
 import weakref
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from types import FrameType
 
 import torch
 
@@ -45,7 +46,7 @@ _grad_enabled = torch.is_grad_enabled
 _Tensor = torch.Tensor
 
 #: Config Inductor reads when it compiles, set while a profile is installed.
-_COMPILE_CONFIG = {
+_COMPILE_CONFIG: dict[str, dict] = {
     "torch._inductor.config": {"trace.provenance_tracking_level": 1, "fx_graph_cache": False},
     "torch._functorch.config": {"enable_autograd_cache": False},
 }
@@ -141,8 +142,9 @@ class CompiledCapture:
             raise error
 
     def _remove_filter(self) -> None:
-        if self._filter in warnings.filters:
-            warnings.filters.remove(self._filter)
+        filters = warnings.filters
+        if self._filter in filters:
+            filters.remove(self._filter)  # type: ignore[attr-defined]  # a list at run time
             getattr(warnings, "_filters_mutated", lambda: None)()
         self._filter = None
 
@@ -566,7 +568,7 @@ _OPTIMIZERS = os.path.dirname(torch.optim.__file__) + os.sep
 def _in_optimizer_step() -> bool:
     """Is an optimizer's step() on the stack? (Dynamo ignores the step's record_function, which is
     how eager optimizer ops get dir "opt".)"""
-    frame = _getframe(2)
+    frame: FrameType | None = _getframe(2)
     while frame is not None:
         if frame.f_code.co_filename.startswith(_OPTIMIZERS):
             return True

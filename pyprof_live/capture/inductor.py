@@ -129,7 +129,7 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
 
 def _input_symbols(gm) -> tuple:
     """(symbol, input index, dim) of each size symbol a graph input carries (dim -1: an int input)."""
-    found = {}
+    found: dict[str, tuple[int, int]] = {}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for index, node in enumerate(placeholders):
         value = node.meta.get("val")

@@ -537,7 +537,7 @@ def graph_breaks(ctx: Context):
     if not breaks:
         return None
     resumed = sum(c.end - c.start for c in ctx.records.compiles if c.name.startswith(_RESUME_FRAME))
-    lines = defaultdict(int)
+    lines: defaultdict[tuple, int] = defaultdict(int)
     for c in breaks:
         lines[(" <- ".join(c.callsite) or "?", c.reason)] += 1
     (where, reason), _ = max(lines.items(), key=lambda item: item[1])

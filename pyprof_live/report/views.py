@@ -505,7 +505,7 @@ def compile_note(profile) -> str:
     compiles = profile.records.compiles
     if not compiles:
         return ""
-    kinds = defaultdict(int)
+    kinds: defaultdict[str, int] = defaultdict(int)
     for c in compiles:
         kinds[c.kind] += 1
     spent = sum(c.end - c.start for c in compiles)
