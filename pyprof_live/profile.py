@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .errors import ColumnError
 from .records import (
     COMPILED,
+    AllocRecord,
     ApiRecord,
     CompileRecord,
     DeviceInfo,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .report.view import View
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "compiles", "recommendations")
+VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "compiles", "recommendations", "memory")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -48,9 +49,17 @@ class Profile:
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
         compiles: list[CompileRecord] | None = None,
+        allocs: list[AllocRecord] | None = None,
     ):
         self.records = Records(
-            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], compiles or []
+            ops or [],
+            apis or [],
+            kernels or [],
+            memops or [],
+            ranges or [],
+            devices or [],
+            compiles or [],
+            allocs or [],
         )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
@@ -137,6 +146,14 @@ class Profile:
         from .report.views import kernel_summary
 
         return kernel_summary(self)
+
+    def memory(self, by: str = "op") -> View:
+        """What was live on each device at its memory peak, by the op (``by="op"``) or module
+        (``by="module"``) that allocated it, with what each allocated in all; the notes give each
+        device's peak. Sources: Kineto ``[memory]`` events (profile_memory=True), live allocations."""
+        from .report.memory import memory_summary
+
+        return memory_summary(self, by)
 
     def overview(self) -> View:
         """Where the time went, per direction and kind of device work."""
@@ -229,11 +246,11 @@ class Profile:
         return write_chrome_trace(self, path)
 
     def save_html(self, path) -> None:
-        """Write a self-contained HTML report (no network needed to view it): step breakdown, top ops
-        and kernels, recommendations, module tree, with sortable tables."""
-        from .render.html_report import write_html_report
+        """Write the dashboard of this profile as one self-contained file (opens offline, fetches nothing):
+        the pages of ``pyprof-live serve`` (overview, operators, kernels, modules, trace, memory)."""
+        from .render.html_app import write_one_file_page
 
-        write_html_report(self, path)
+        write_one_file_page(self, path)
 
     def view(self, name: str) -> View:
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
@@ -246,6 +263,7 @@ class Profile:
             "overview": self.overview,
             "compiles": self.compiles,
             "recommendations": self.recommendations,
+            "memory": self.memory,
         }
         if name not in views:
             raise ValueError(f"unknown view {name!r}; valid: {', '.join(VIEW_NAMES)}")
