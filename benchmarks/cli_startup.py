@@ -3,8 +3,8 @@
 Until the lazy ``import pyprof_live`` (PEP 562), every command paid torch's import (and nvtx's
 numpy): "torch first" reproduces that by importing torch and nvtx before running the same
 ``pyprof_live.cli.main``. Each command runs in a fresh interpreter, as a user's shell would run it;
-the figure is the best wall time of ``--rounds`` runs (this machine is noisy), the ratio is
-torch-first / now. Files come from ../shared/data (or $PYPROF_LIVE_TEST_DATA); absent ones are skipped.
+the figures are the best wall time and the best CPU time (user + system, which a busy machine
+inflates less) of ``--rounds`` runs; the ratio is torch-first / now, on wall time. Files come from ../shared/data (or $PYPROF_LIVE_TEST_DATA); absent ones are skipped.
 
     .venv/bin/python benchmarks/cli_startup.py [--rounds 5]
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -35,10 +36,14 @@ _RUN = "import sys; from pyprof_live.cli import main; sys.exit(main(sys.argv[1:]
 _TORCH_FIRST = "import torch, nvtx; " + _RUN
 
 
-def _time(code: str, args: list) -> float:
+def _time(code: str, args: list) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run in a fresh interpreter."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -56,13 +61,16 @@ def main() -> None:
     for _ in range(args.rounds):
         for label, argv in commands:
             for config, code in (("now", _RUN), ("torch first", _TORCH_FIRST)):
-                key = (label, config)
-                best[key] = min(best.get(key, float("inf")), _time(code, argv))
-    print(f"best of {args.rounds} runs, wall seconds, fresh interpreter each ({sys.executable})")
-    print(f"{'command':<34} {'now':>7} {'torch first':>12} {'ratio':>7}")
+                wall, cpu = _time(code, argv)
+                old_wall, old_cpu = best.get((label, config), (float("inf"), float("inf")))
+                best[(label, config)] = (min(old_wall, wall), min(old_cpu, cpu))
+    print(
+        f"best of {args.rounds} runs, seconds, fresh interpreter each ({sys.executable}); load {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'command':<34} {'now wall':>9} {'cpu':>6} {'torch-first wall':>17} {'cpu':>6} {'ratio':>6}")
     for label, _ in commands:
-        now, before = best[(label, "now")], best[(label, "torch first")]
-        print(f"{label:<34} {now:7.2f} {before:12.2f} {before / now:6.1f}x")
+        (now, now_cpu), (before, before_cpu) = best[(label, "now")], best[(label, "torch first")]
+        print(f"{label:<34} {now:9.2f} {now_cpu:6.2f} {before:17.2f} {before_cpu:6.2f} {before / now:5.1f}x")
 
 
 if __name__ == "__main__":

@@ -250,14 +250,14 @@ class DeviceInfo:
 class Records:
     """The raw record lists of one profile (see records.py), as every source fills them."""
 
-    ops: list = field(default_factory=list)
-    apis: list = field(default_factory=list)
-    kernels: list = field(default_factory=list)
-    memops: list = field(default_factory=list)
-    ranges: list = field(default_factory=list)
-    devices: list = field(default_factory=list)
-    compiles: list = field(default_factory=list)
-    allocs: list = field(default_factory=list)  # AllocRecord, in time order
+    ops: list[OpRecord] = field(default_factory=list)
+    apis: list[ApiRecord] = field(default_factory=list)
+    kernels: list[KernelRecord] = field(default_factory=list)
+    memops: list[MemoryRecord] = field(default_factory=list)
+    ranges: list[RangeRecord] = field(default_factory=list)
+    devices: list[DeviceInfo] = field(default_factory=list)
+    compiles: list[CompileRecord] = field(default_factory=list)
+    allocs: list[AllocRecord] = field(default_factory=list)  # in time order
 
 
 #: Every record list a Profile holds, in the order save files and importers use.

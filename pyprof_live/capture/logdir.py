@@ -104,7 +104,7 @@ def step_windows(profile: Profile) -> list[tuple]:
 def window(profile: Profile, start: int, end: int) -> Profile:
     """Copies of the records of ``profile`` whose host time starts in [start, end]; GPU work goes with
     its launch. Copies, as correlating the window rewrites their link fields."""
-    profile.correlation  # noqa: B018 - kernels and memops need their launch to know their window
+    profile.link()  # kernels and memops need their launch to know their window
     records = profile.records
     apis = records.apis
 

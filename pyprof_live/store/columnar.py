@@ -100,7 +100,7 @@ class _JsonCodec:
 
 def profile_table(profile) -> pa.Table:
     """The records of ``profile`` as one Arrow table of :data:`SCHEMA` (links filled first)."""
-    profile.correlation  # noqa: B018 - fills the link fields the table keeps
+    profile.link()  # fills the link fields the table keeps
     codec = _JsonCodec()
     parts = []
     for list_name in RECORD_LISTS:
