@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .errors import ColumnError
 from .records import (
+    COMPILED,
     AllocRecord,
     ApiRecord,
     CompileRecord,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .report.view import View
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations", "memory")
+VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "compiles", "recommendations", "memory")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -113,6 +114,8 @@ class Profile:
         from .report.view import View
         from .report.views import kernel_rows
 
+        if columns is None and any(op.kind == COMPILED for op in self.records.ops):
+            columns = _with_fused(DEFAULT_COLUMNS)  # what each Inductor kernel fused: its point
         columns = _check_columns(columns)
         rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
         notes = []
@@ -157,6 +160,13 @@ class Profile:
         from .report.views import overview
 
         return overview(self)
+
+    def compiles(self):
+        """torch.compile's events: compiles and their time per phase, recompiles with the guard that
+        failed, lazily compiled backward graphs, graph breaks with their line."""
+        from .report.views import compile_summary
+
+        return compile_summary(self)
 
     # -- speed of light and recommendations --------------------------------------------------------
 
@@ -251,6 +261,7 @@ class Profile:
             "kernels": self.kernels,
             "modules": self.modules,
             "overview": self.overview,
+            "compiles": self.compiles,
             "recommendations": self.recommendations,
             "memory": self.memory,
         }
@@ -263,6 +274,11 @@ class Profile:
         from .render.dataframe import view_dataframe
 
         return view_dataframe(self.view(view))
+
+
+def _with_fused(columns) -> tuple:
+    at = columns.index("op") + 1 if "op" in columns else len(columns)
+    return (*columns[:at], "fused", *columns[at:])
 
 
 def _check_columns(columns) -> tuple:

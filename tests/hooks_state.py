@@ -2,6 +2,7 @@
 
 import sys
 import threading
+import warnings
 
 import torch
 from torch.nn.modules import module as nn_module
@@ -27,4 +28,26 @@ def hooks_state() -> dict:
             getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
         )
         == "pyprof_live.capture.compiled",
+        **_compile_state(),
+    }
+
+
+def _compile_state() -> dict:
+    """Whether the compiled-code capture's patches are in place (False where torch has not loaded
+    what they patch: a test may load it half-way)."""
+    output_code = sys.modules.get("torch._inductor.output_code")
+    graph = output_code.CompiledFxGraph if output_code is not None else None
+    config = sys.modules.get("torch._inductor.config")
+    callback = sys.modules.get("torch._dynamo.callback")
+    callbacks = callback.callback_handler.start_callbacks if callback is not None else []
+    return {
+        "compiled_graph_patched": graph is not None
+        and any(graph.__dict__[name].__module__.startswith("pyprof_live") for name in ("__init__", "__call__")),
+        "provenance_patched": config is not None and config.trace.provenance_tracking_level == 1,
+        "compile_callbacks_ours": any(
+            type(getattr(cb, "__self__", None)).__name__ == "CompileEvents" for cb in callbacks
+        ),
+        "warning_filter_ours": any(
+            f[1] is not None and f[1].pattern.startswith("Using `torch") for f in warnings.filters
+        ),
     }

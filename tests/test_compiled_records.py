@@ -5,7 +5,7 @@ import json
 
 from pyprof_live import load
 from pyprof_live.profile import Profile
-from pyprof_live.records import NO_LINK, CompileRecord, OpRecord, TensorMeta
+from pyprof_live.records import NO_LINK, CompileRecord, OpRecord, RangeRecord, TensorMeta
 
 
 def _compiled_profile():
@@ -81,3 +81,122 @@ def test_a_profile_saved_before_compile_events_existed_loads_with_none(tmp_path)
     q = load(tmp_path / "old.pyprof.gz")
     assert q.records.compiles == []
     assert {o.graph for o in q.records.ops} == {""}
+
+
+# -- views over hand-built compiled records -------------------------------------------------------
+
+
+def test_a_kernel_call_is_one_row_with_its_fused_ops_and_their_flops():
+    p = _compiled_profile()
+    rows = p.kernel_view(columns="op,fused,graph,host,flops,bytes").rows
+    # Rows: addmm (extern, no formula args: na), the two kernel calls, the backward kernel; no fused op
+    # rows and no CompiledFunction row (it encloses ops).
+    assert [r["op"] for r in rows] == [
+        "aten::addmm",
+        "cpp_fused_gelu_1",
+        "cpp_fused_add_2",
+        "cpp_fused_gelu_backward_0",
+    ]
+    gelu = rows[1]
+    assert gelu["fused"] == "gelu(mul erf mul)" and gelu["graph"] == "0/0 forward" and gelu["host"] == 10
+    # Fused nodes recorded without arguments: their formulas give na, so the kernel's flops are na;
+    # bytes are the kernel's own: (32, 256) float32 read and written, 2 * 32768.
+    assert gelu["flops"] == "na" and gelu["bytes"] == 65536
+    assert rows[2]["fused"] == "add"
+    assert rows[3]["fused"] is None and rows[3]["flops"] == "na"  # what it fused is not known
+
+
+def test_kernel_flops_are_the_sum_of_the_fused_ops_formulas():
+    x = TensorMeta((4, 8), "float32")
+    ops = [
+        OpRecord("cpp_fused_mul_relu_0", 0, 50, kind="compiled", inputs=(x,), outputs=(x,)),
+        OpRecord("aten::mul", 0, 0, kind="fused", overload="Tensor", inputs=(x, x), outputs=(x,)),
+        OpRecord("aten::relu", 0, 0, kind="fused", inputs=(x,), outputs=(x,)),
+    ]
+    p = Profile(ops=ops, meta={"source": "test"})
+    (row,) = p.kernel_view(columns="op,flops,bytes").rows
+    # mul: 32 flops, relu: 32 flops (1 per element each); bytes: 32 float32 read + 32 written = 256.
+    assert (row["flops"], row["bytes"]) == (64, 256)
+    (summary,) = p.ops().rows
+    assert (summary["op"], summary["calls"], summary["flops"]) == ("cpp_fused_mul_relu_0", 1, 64)
+
+
+def test_ops_view_groups_kernel_calls_by_graph_and_never_counts_fused_ops():
+    p = _compiled_profile()
+    rows = {(r["op"], r["graph"]): r for r in p.ops().rows}
+    assert ("aten::mul", None) not in rows and ("aten::erf", None) not in rows
+    assert rows[("cpp_fused_gelu_1", "0/0 forward")]["calls"] == 1
+    assert rows[("cpp_fused_gelu_backward_0", "0/0 backward")]["host"] == 30
+    assert "graph" in p.ops().columns
+
+
+def test_modules_count_a_kernel_call_once_at_its_module():
+    p = _compiled_profile()
+    modules = {r["module"]: r for r in p.modules().rows}
+    # MLP: addmm 20 (in MLP.fc1) + add kernel 10 + gelu kernel 10 (no module of its own: it takes
+    # CompiledFunction's, MLP) + the backward kernel 30 (MLP.act). Fused ops add nothing.
+    assert modules["MLP"]["host"] == 20 + 10 + 10 + 30
+    assert modules["MLP"]["ops"] == 4 and modules["MLP.act"]["bwd"] == 30
+
+
+def test_compile_events_view_overview_and_step_times():
+    ops = [OpRecord("aten::add", 100, 200, tid=1)]
+    compiles = [
+        CompileRecord("compile", 10, 60, compile_id="0/0", name="forward", callsite=("m.py:3",), graphs=1, kernels=4),
+        CompileRecord("recompile", 300, 350, compile_id="0/1", name="forward", callsite=("m.py:3",), reason="x"),
+        CompileRecord("graph_break", 30, 30, compile_id="0/0", callsite=("m.py:5",), reason="print"),
+    ]
+    ranges = [RangeRecord("step 0", 0, 250, kind="step"), RangeRecord("step 1", 250, 400, kind="step")]
+    p = Profile(ops=ops, ranges=ranges, compiles=compiles, meta={"source": "test"})
+    overview = p.overview()
+    steps = {r["step"]: r for r in overview.rows}
+    # step 0: 250 ns, 50 of them compiling -> dur 200; step 1: 150 ns, 50 compiling -> 100.
+    assert (steps["step 0"]["dur"], steps["step 0"]["compile"]) == (200, 50)
+    assert (steps["step 1"]["dur"], steps["step 1"]["compile"]) == (100, 50)
+    assert "compile" in overview.columns
+    note = next(n for n in overview.notes if n.startswith("torch.compile:"))
+    assert "2 frame compiles, 1 of them recompiles, 1 graph breaks" in note and "100 ns compiling" in note
+    view = p.compiles()
+    assert [(r["event"], r["where"], r["time"]) for r in view.rows] == [
+        ("compile", "m.py:3", 50),
+        ("graph_break", "m.py:5", None),
+        ("recompile", "m.py:3", 50),
+    ]
+
+
+def test_recompiles_are_recommended_against_with_the_dimension_to_mark_dynamic():
+    reason = "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"
+    compiles = [
+        CompileRecord("compile", 0, 100, compile_id="0/0", name="f", callsite=("model.py:42",)),
+        CompileRecord("recompile", 200, 300, compile_id="0/1", name="f", callsite=("model.py:42",), reason=reason),
+        CompileRecord("recompile", 400, 600, compile_id="0/2", name="f", callsite=("model.py:42",), reason=reason),
+    ]
+    p = Profile(ops=[OpRecord("aten::add", 0, 1000)], compiles=compiles, meta={"source": "test"})
+    (row,) = [r for r in p.recommendations().rows if r["rule"] == "recompiles"]
+    assert row["at_stake"] == 300  # the two recompiles: 100 + 200 ns
+    assert row["advice"].startswith(f"recompiled 2 times at model.py:42 ({reason}): dim 0 of x changed")
+    assert "torch._dynamo.mark_dynamic(x, 0)" in row["advice"]
+
+
+def test_chrome_trace_draws_kernel_calls_with_what_they_fused_and_compile_events():
+    from pyprof_live.render.chrome_trace import chrome_trace
+
+    p = _compiled_profile()
+    events = [e for e in chrome_trace(p)["traceEvents"] if e.get("ph") == "X"]
+    names = [e["name"] for e in events]
+    assert "aten::erf" not in names  # fused ops are no slices of their own
+    gelu = next(e for e in events if e["name"] == "cpp_fused_gelu_1")
+    assert gelu["cat"] == "compiled" and gelu["args"]["fused"] == "gelu(mul erf mul)"
+    assert gelu["args"]["graph"] == "0/0 forward"
+    assert {"torch.compile compile 0/0", "graph break"} <= set(names)
+
+
+def test_kernels_view_lists_host_kernels_per_graph_with_their_host_time():
+    p = _compiled_profile()
+    rows = p.kernels().rows
+    assert [(r["kernel"], r["graph"], r["calls"], r["host"], r["sil"]) for r in rows] == [
+        ("cpp_fused_gelu_backward_0", "0/0 backward", 1, 30, None),
+        ("cpp_fused_add_2", "0/0 forward", 1, 10, None),
+        ("cpp_fused_gelu_1", "0/0 forward", 1, 10, None),
+    ]
+    assert p.kernels().columns[:4] == ("kernel", "graph", "calls", "host")

@@ -8,6 +8,9 @@ kernel, memcpy or memset runs (the first three parts); idle otherwise.
 
 Steps are the live ``p.step()`` ranges (RangeRecord kind ``step``), else Kineto's ``ProfilerStep#N``
 record_function ranges, else one window spanning the whole profile.
+
+Time torch.compile spent compiling inside a step (CompileRecords) is cut out of it before anything
+else and kept apart (``Step.compile``): a step's duration is what the step takes to run.
 """
 
 from __future__ import annotations
@@ -33,10 +36,11 @@ class Step:
     start: int
     end: int
     time: dict = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    compile: int = 0  # ns torch.compile spent compiling inside the window: not part of the step
 
     @property
     def duration(self) -> int:
-        return self.end - self.start
+        return self.end - self.start - self.compile
 
     @property
     def gpu_busy(self) -> int:
@@ -68,10 +72,11 @@ def _span(profile):
 
 
 def _intervals(profile) -> list[list[tuple[int, int]]]:
-    """Intervals of each category but 'other', in CATEGORIES order."""
+    """Intervals of compiling, then of each category but 'other', in CATEGORIES order."""
     records = profile.records
     memops = records.memops
     return [
+        [(c.start, c.end) for c in records.compiles],
         [(k.start, k.end) for k in records.kernels],
         [(m.start, m.end) for m in memops if m.kind == "memcpy"],
         [(m.start, m.end) for m in memops if m.kind == "memset"],
@@ -97,14 +102,17 @@ def step_breakdown(profile) -> list[Step]:
         events.append((s.start, -1, 0))
         events.append((s.end, -1, 0))
     events.sort()
-    active = [0] * _OTHER
+    active = [0] * (_OTHER + 1)  # compiling, then the categories but 'other'
     previous = events[0][0]
     for time, category, delta in events:
         if time > previous:
             w = bisect_right(starts, previous) - 1
             if w >= 0 and previous < steps[w].end:
-                top = next((c for c in range(_OTHER) if active[c]), _OTHER)
-                steps[w].time[CATEGORIES[top]] += time - previous
+                top = next((c for c in range(_OTHER + 1) if active[c]), _OTHER + 1)
+                if top == 0:
+                    steps[w].compile += time - previous
+                else:
+                    steps[w].time[CATEGORIES[top - 1]] += time - previous
             previous = time
         if category >= 0:
             active[category] += delta

@@ -1,70 +1,649 @@
-"""Notice torch.compile'd code running under a profile.
+"""torch.compile'd code under a profile: it runs compiled, and each Inductor kernel call is a record.
 
-Compiled code meets the op hook in two ways, and the user is told about both:
-- compiled (or recompiled) while the profile records: a dispatch mode makes Dynamo skip the frame
-  ("non-infra torch dispatch mode present"), so it runs eagerly; Dynamo reports each skip through
-  ``add_skip_reason``.
-- compiled before the profile started: its cached graph still runs compiled, and the fused kernels
-  inside call no aten op the hook can see; Inductor runs every such graph through
-  ``CompiledFxGraph.__call__``.
+While a profile is installed:
+- the op hook ignores compile internals (``OpRecorder.ignore_compile_internals``): Dynamo compiles
+  as it would without the profile, and at run time the hook sees what the compiled code still
+  dispatches (extern calls such as ``aten::addmm`` out=); the profile's Python hooks come off
+  while the compiler runs (``compile_events.py``), so no graph and no guard ever holds them;
+- graphs compiled under the profile are compiled with Inductor's provenance tracking, and the
+  FX-graph and AOTAutograd caches are bypassed, so Inductor regenerates each graph with its node
+  metadata (the kernels themselves still come from its kernel cache: no C++/Triton rebuild);
+  ``inductor.py`` reads which ops each kernel call fused;
+- on a graph's first call, the kernels of its wrapper module are wrapped: each call is timed and
+  keyed by its wrapper line (a kernel can be called from several lines), a Triton launch pushes an
+  external correlation id so CUPTI's kernel record links to it, and extern calls are timed so the
+  aten ops the hook records inside them get their node's module and call site. stop() puts every
+  wrapped kernel back.
+A graph compiled before the profile started still runs compiled and its kernels are still rows;
+which ops they fused is not known then (Inductor kept no provenance), and the report says so.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import time
+import warnings
+import weakref
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+from types import FrameType
 
-from .. import torch_compat
-from . import callsite
+import torch
 
-_restore: list = []  # (object, attribute, original value), undone by unwatch()
+from ..records import COMPILED, FUSED, NO_LINK, OpRecord, RangeRecord
+from . import callsite, inductor
+from .context import context
+from .finalize import to_arg
+from .recorder import host_direction
 
+_now = time.perf_counter_ns
+_getframe = sys._getframe
+_get_ident = threading.get_ident
+_graph_task = torch._C._current_graph_task_id
+_grad_enabled = torch.is_grad_enabled
+_Tensor = torch.Tensor
 
-def watch(ran_eagerly, ran_compiled) -> None:
-    """Call ``ran_eagerly("fn (file:line)")`` for each frame of the user's model Dynamo skips for our
-    mode (``"called from train.py:52"`` for a compiled module), and
-    ``ran_compiled("model.py:17 <- train.py:52")`` (the compiled function and its caller) each time
-    a cached Inductor graph runs.
+#: Config Inductor reads when it compiles, set while a profile is installed.
+_COMPILE_CONFIG: dict[str, dict] = {
+    "torch._inductor.config": {"trace.provenance_tracking_level": 1, "fx_graph_cache": False},
+    "torch._functorch.config": {"enable_autograd_cache": False},
+}
 
-    Imports Dynamo first: the dispatch mode imports it on the first op anyway, and that import
-    would otherwise land inside the user's code and add seconds to its first op.
-    """
-    reporter = torch_compat.dynamo_skip_reporter()  # imports Dynamo
-    our_dir = os.path.dirname(os.path.dirname(__file__))
-    if reporter is not None:  # None before torch 2.13 (torch_compat)
-        dynamo_dir = os.path.dirname(reporter.__file__)
-        original_skip = reporter.add_skip_reason
+_GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
 
-        def add_skip_reason(reason, frame):
-            code = frame.f_code
-            if "dispatch mode" in str(reason) and not code.co_filename.startswith(our_dir):  # not our hooks
-                if code.co_filename.startswith(dynamo_dir):  # Dynamo's wrapper of a compiled module
-                    ran_eagerly("called from " + (_user_call_site(1) or "an unknown call site"))
-                else:
-                    ran_eagerly(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
-            return original_skip(reason, frame)
-
-        _patch(reporter, "add_skip_reason", add_skip_reason)
-    graph = torch_compat.compiled_fx_graph_class()  # None: nothing compiled yet
-    if graph is not None:
-        original_call = graph.__call__
-
-        def call_compiled_graph(self, inputs):
-            ran_compiled(_user_call_site(2) or "an unknown call site")
-            return original_call(self, inputs)
-
-        _patch(graph, "__call__", call_compiled_graph)
+#: GraphInfo of graphs compiled while a profile was installed: id(CompiledFxGraph) -> (weakref, info).
+#: Kept across profiles of a process: a graph compiled under one profile is known to the next.
+_graphs: dict = {}
+#: Dynamo compile id's frame ("0" of "0/1") -> roots resolved for it (see GraphInfo.roots).
+_roots: dict = {}
 
 
-def _user_call_site(depth: int) -> str:
-    return " <- ".join(callsite.format_frames(callsite.capture(depth), {}))
+def _has_setting(config, dotted: str) -> bool:
+    owner = config
+    for part in dotted.split("."):
+        if not hasattr(owner, part):
+            return False
+        owner = getattr(owner, part)
+    return True
 
 
-def _patch(owner, name: str, value) -> None:
-    _restore.append((owner, name, getattr(owner, name)))
-    setattr(owner, name, value)
+def _forget(key):
+    return lambda _: _graphs.pop(key, None)
 
 
-def unwatch() -> None:
-    while _restore:
-        owner, name, value = _restore.pop()
+class GraphRun:
+    """A compiled graph while it is instrumented: its info and the facts of its current call."""
+
+    __slots__ = ("dir", "info", "metas", "module", "optimizer", "roles", "undo")
+
+    def __init__(self, info, optimizer: bool):
+        self.info = info
+        self.optimizer = optimizer  # compiled from an optimizer's step(): its kernels are dir "opt"
+        self.dir = "fwd"  # of the current call
+        self.module = ""  # an optimizer graph: the module all the parameters it updates are in
+        self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
+        self.metas: dict = {}  # wrapper line -> argument shapes (static graphs: taken once)
+        self.undo: list = []
+
+
+class CompiledCapture:
+    """Compiled-code hooks of one capture session and what they record."""
+
+    def __init__(self, session):
+        self.session = session
+        self.recording = False
+        self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes)
+        self.extern_calls: list = []  # (run, line, start, end, tid)
+        self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes)
+        self.graph_infos: dict = defaultdict(list)  # compile id -> GraphInfo compiled during this profile
+        self._runs: dict = {}  # id(CompiledFxGraph) -> GraphRun
+        self._patches: list = []  # (owner, name, original)
+        self._config: list = []
+        self._unprovenanced: set = set()  # graph names compiled before the profile, warned once
+        self._filter = None
+        self.max_calls = session.max_ops  # the record cap holds for kernel calls too
+
+    # -- install / remove --------------------------------------------------------------------------
+
+    def install(self) -> None:
+        import torch._inductor.output_code as output_code
+
+        # torch warns at each call of a compiled module while global module hooks exist: ours are
+        # the profile's own (they see the compiled module and the module it wraps as one path).
+        warnings.filterwarnings("ignore", message=_GLOBAL_HOOKS_WARNING, category=UserWarning)
+        self._filter = warnings.filters[0]
+
+        graph = output_code.CompiledFxGraph
+        self._patch(graph, "__init__", self._compiling(graph.__init__))
+        self._patch(graph, "__call__", self._calling(graph.__call__))
+        for module_name, values in _COMPILE_CONFIG.items():
+            config = sys.modules.get(module_name) or __import__(module_name, fromlist=["_"])
+            known = {key: value for key, value in values.items() if _has_setting(config, key)}
+            self._config.append(config.patch(known))  # a torch without a setting: left out (see README)
+            self._config[-1].__enter__()
+
+    def remove(self) -> None:
+        """Put every patch and wrapped kernel back; each undo runs even if an earlier one fails."""
+        self.recording = False
+        undo = [run_undo for run in self._runs.values() for run_undo in run.undo]
+        undo += [lambda owner=o, name=n, value=v: setattr(owner, name, value) for o, n, v in reversed(self._patches)]
+        undo += [lambda patch=p: patch.__exit__(None, None, None) for p in reversed(self._config)]
+        undo.append(self._remove_filter)
+        self._runs, self._patches, self._config = {}, [], []
+        error = None
+        for step in undo:
+            try:
+                step()
+            except Exception as e:  # noqa: PERF203 - every patch must come off
+                error = error or e
+        if error is not None:
+            raise error
+
+    def _remove_filter(self) -> None:
+        filters = warnings.filters
+        if self._filter in filters:
+            filters.remove(self._filter)  # type: ignore[attr-defined]  # a list at run time
+            getattr(warnings, "_filters_mutated", lambda: None)()
+        self._filter = None
+
+    def _patch(self, owner, name: str, value) -> None:
+        self._patches.append((owner, name, owner.__dict__[name]))
         setattr(owner, name, value)
+
+    # -- compile time ------------------------------------------------------------------------------
+
+    def _compiling(self, original):
+        capture = self
+
+        def __init__(self_, *args, **kwargs):
+            original(self_, *args, **kwargs)
+            gm = args[2] if len(args) > 2 else kwargs.get("gm")
+            try:
+                capture._read(self_, gm)
+            except Exception as e:  # reading Inductor's metadata must never fail the user's compile
+                capture.session.meta["warnings"].append(
+                    f"could not read what Inductor fused in a compiled graph ({type(e).__name__}: {e})"
+                )
+
+        return __init__
+
+    def _read(self, compiled, gm) -> None:
+        import torch._inductor.debug as inductor_debug
+
+        compile_id = inductor.current_compile_id()
+        kernel_nodes = dict(getattr(inductor_debug, "_inductor_triton_kernel_to_post_grad_node_info", {}) or {})
+        info = inductor.read_graph(compiled, gm, kernel_nodes, compile_id, self.session.stack_depth)
+        key = id(compiled)
+        _graphs[key] = (weakref.ref(compiled, _forget(key)), info)
+        self.graph_infos[compile_id].append(info)
+
+    # -- run time ----------------------------------------------------------------------------------
+
+    def _calling(self, original):
+        capture = self
+
+        def __call__(self_, inputs):
+            if not capture.recording:
+                return original(self_, inputs)
+            run = capture._runs.get(id(self_))
+            if run is None:
+                run = capture._first_call(self_)
+                if run.optimizer:
+                    run.module = capture._parameters_module(inputs)
+            ctx = context
+            if _graph_task() != -1:
+                run.dir = "bwd"
+            elif run.optimizer:
+                run.dir = "opt"
+            else:
+                run.dir = host_direction(ctx.host_dir, _grad_enabled())
+            module = ctx.module  # where the graph was called: kept for kernels without provenance
+            stack_depth = capture.session.stack_depth
+            frames = callsite.capture(stack_depth) if stack_depth else ()
+            symbols = run.info.symbols
+            sizes = inductor.symbol_values(symbols, inputs) if symbols else None  # read before the call empties inputs
+            start = _now()
+            out = original(self_, inputs)
+            capture.graph_calls.append((run, start, _now(), _get_ident(), module, frames, sizes))
+            return out
+
+        return __call__
+
+    def _parameters_module(self, inputs) -> str:
+        """The module path every parameter among ``inputs`` lies in ("GPT" for a whole model's)."""
+        names = self.session.param_names
+        return inductor.common_module([names[id(t)].rpartition(".")[0] for t in inputs if id(t) in names])
+
+    def _first_call(self, compiled) -> GraphRun:
+        try:
+            return self._instrument(compiled)
+        except Exception as e:  # an Inductor artifact we cannot read must not fail the user's call
+            self.session.meta["warnings"].append(
+                f"could not time the kernels of a compiled graph ({type(e).__name__}: {e}); they are not in the report"
+            )
+            run = self._runs[id(compiled)] = GraphRun(inductor.GraphInfo("", "", False, provenance=False), False)
+            return run
+
+    def _instrument(self, compiled) -> GraphRun:
+        """Wrap the kernels of ``compiled``'s wrapper module (once per graph and profile)."""
+        known = _graphs.get(id(compiled))
+        info = known[1] if known is not None and known[0]() is compiled else None
+        if info is None:
+            info = inductor.read_uninstrumented_graph(compiled)
+            self._note_unprovenanced(info.name)
+        run = self._runs[id(compiled)] = GraphRun(info, _in_optimizer_step())
+        if not info.roots:
+            info.roots = _resolve_roots(info, self.session)
+        module = inductor.wrapper_module(compiled)
+        if module is None:
+            return run
+        for code in inductor.wrapper_code(module):
+            callsite.mark_internal(code)
+        globals_ = module.__dict__
+        for kernel in {site.kernel for site in info.sites.values()} | set(inductor.kernel_names(compiled.source_code)):
+            target = globals_.get(kernel)
+            if target is None:
+                continue
+            if hasattr(target, "run") and hasattr(target, "launchers"):  # a Triton CachingAutotuner
+                run.roles[kernel] = inductor.triton_roles(target)
+                target.run = self._triton_wrapper(run, kernel, target)
+                run.undo.append(lambda t=target: t.__dict__.pop("run", None))
+            elif callable(target):
+                globals_[kernel] = self._kernel_wrapper(run, kernel, target)
+                run.undo.append(lambda k=kernel, t=target: globals_.__setitem__(k, t))
+        externs = globals_.get("extern_kernels")
+        if externs is not None:
+            globals_["extern_kernels"] = _ExternCalls(self, run, externs)
+            run.undo.append(lambda e=externs: globals_.__setitem__("extern_kernels", e))
+        return run
+
+    def _kernel_wrapper(self, run, kernel: str, fn):
+        capture = self
+        calls = self.kernel_calls
+        metas = run.metas
+        static = not run.info.dynamic
+
+        def kernel_call(*args):
+            if not capture.recording or len(calls) >= capture.max_calls:
+                return fn(*args)
+            start = _now()
+            out = fn(*args)
+            end = _now()
+            line = _getframe(1).f_lineno
+            meta = metas.get(line) if static else None
+            if meta is None:
+                meta = metas[line] = _shapes(args)
+            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta))
+            return out
+
+        callsite.mark_internal(kernel_call.__code__)
+        return kernel_call
+
+    def _triton_wrapper(self, run, kernel: str, autotuner):
+        capture = self
+        calls = self.kernel_calls
+        metas = run.metas
+        static = not run.info.dynamic
+        session = self.session
+        launch = autotuner.run  # bound before the instance attribute shadows it
+
+        def run_kernel(*args, **kwargs):
+            gpu = session._gpu
+            if not capture.recording or len(calls) >= capture.max_calls:
+                return launch(*args, **kwargs)
+            # A first call may autotune (benchmark launches): its kernels are left unattributed.
+            ready = getattr(autotuner, "_cached_launcher", None) is not None or len(autotuner.launchers) == 1
+            op_id = session.next_id() if ready else NO_LINK
+            start = _now()
+            if gpu is None or not ready:
+                out = launch(*args, **kwargs)
+            else:
+                gpu.push(op_id)
+                try:
+                    out = launch(*args, **kwargs)
+                finally:
+                    gpu.pop()
+            end = _now()
+            line = _getframe(1).f_lineno
+            meta = metas.get(line) if static else None
+            if meta is None:
+                meta = metas[line] = _shapes(args)
+            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta))
+            return out
+
+        callsite.mark_internal(run_kernel.__code__)
+        return run_kernel
+
+    def _note_unprovenanced(self, name: str) -> None:
+        if name in self._unprovenanced:
+            return
+        self._unprovenanced.add(name)
+        if len(self._unprovenanced) == 1:
+            message = (
+                "torch.compile'd code compiled before the profile started ran under it: its Inductor kernels are "
+                "timed, but which ops each one fused (and so their flops, modules and lines) is not known, as "
+                "Inductor kept no provenance for them. Let the first call of the compiled code happen inside "
+                "the profile (profile(steps=...) can skip the warm-up steps) to see them."
+            )
+            self.session.meta["warnings"].append(message)
+            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=4)
+
+    # -- records -----------------------------------------------------------------------------------
+
+    def build_records(self, ops: list) -> tuple[list, list]:
+        """(new op records, new ranges): one record per kernel call followed by the ops it fused;
+        ``ops``, the hook's records of this segment, get the graph, module and call site of the
+        compiled code they ran in. Raw calls are dropped afterwards."""
+        frame_cache = self.session._frame_cache
+        stack_depth = self.session.stack_depth
+        graph_calls = defaultdict(list)  # tid -> (start, end, module, frames, sizes) of each graph call
+        for _, start, end, tid, module, frames, sizes in self.graph_calls:
+            graph_calls[tid].append((start, end, module, frames, sizes))
+        for calls in graph_calls.values():
+            calls.sort(key=lambda call: call[0])
+        records = []
+        for run, kernel, line, start, end, tid, direction, op_id, meta in self.kernel_calls:
+            info = run.info
+            site = info.sites.get(line)
+            fused = site.fused if site is not None else ()
+            roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
+            reads, writes = _split_by_role(meta, roles)
+            sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
+            if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
+                fused = [_with_sizes(f, sizes) for f in fused]
+            fused_records = [
+                OpRecord(
+                    name=f.name,
+                    start=start,
+                    end=start,
+                    tid=tid,
+                    overload=f.overload,
+                    kind=FUSED,
+                    dir=direction,
+                    inputs=f.inputs,
+                    outputs=f.outputs,
+                    kwargs=f.kwargs,
+                    module=_module_path(f.module, info.roots),
+                    callsite=f.callsite,
+                    graph=info.name,
+                    origin=f.origin,
+                )
+                for f in fused
+            ]
+            module = inductor.common_module([f.module for f in fused_records])
+            where = inductor.most_common([f.callsite for f in fused_records])
+            if not module or not where:  # no provenance, or code outside the user's (an optimizer's
+                # step): where the graph was called from
+                called_in, frames, _ = _enclosing_call(graph_calls.get(tid, ()), start)
+                module = module or run.module or called_in
+                where = where or callsite.format_frames(frames[:stack_depth], frame_cache)
+            records.append(
+                OpRecord(
+                    name=kernel,
+                    start=start,
+                    end=end,
+                    tid=tid,
+                    kind=COMPILED,
+                    dir=direction,
+                    inputs=reads,
+                    outputs=writes,
+                    module=module,
+                    callsite=where,
+                    external_id=op_id,
+                    graph=info.name,
+                )
+            )
+            records.extend(fused_records)
+        self._attribute(ops, frame_cache, stack_depth)
+        ranges = [
+            RangeRecord(name=run.info.name, start=start, end=end, tid=tid, kind="graph")
+            for run, start, end, tid, *_ in self.graph_calls
+        ]
+        self.kernel_calls.clear()
+        self.extern_calls.clear()
+        self.graph_calls.clear()
+        return records, ranges
+
+    def _attribute(self, ops, frame_cache, stack_depth) -> None:
+        """Ops recorded inside a compiled graph take its name; inside an extern call, also the module
+        and call site of the node Inductor generated the call from."""
+        if not self.graph_calls:
+            return
+        by_thread = defaultdict(list)
+        for i, op in enumerate(ops):
+            by_thread[op.tid].append((op.start, i))
+        for entries in by_thread.values():
+            entries.sort()
+        for run, start, end, tid, *_ in self.graph_calls:
+            fallbacks = run.info.fallbacks
+            seen: dict = defaultdict(int)
+            for i in _within(by_thread.get(tid, ()), start, end):
+                op = ops[i]
+                op.graph = run.info.name
+                sites = fallbacks.get((op.name, op.overload))
+                if sites:  # the k-th call of an op Inductor left to ATen is its k-th call site
+                    k = seen[(op.name, op.overload)]
+                    seen[(op.name, op.overload)] += 1
+                    if k < len(sites):
+                        _from_node(op, sites[k], run.info.roots)
+        for run, line, start, end, tid in self.extern_calls:
+            site = run.info.sites.get(line)
+            if site is None or not site.fused:
+                continue
+            for i in _within(by_thread.get(tid, ()), start, end):
+                if ops[i].end <= end:
+                    _from_node(ops[i], site, run.info.roots)
+
+
+def _from_node(op, site, roots) -> None:
+    """An op of a compiled graph takes the module and call site of the node it was generated from."""
+    if site.fused:
+        node = site.fused[0]
+        op.module = _module_path(node.module, roots) or op.module
+        op.callsite = node.callsite or op.callsite
+
+
+class _ExternCalls:
+    """Stands for a wrapper module's ``extern_kernels``: each call is timed with its wrapper line."""
+
+    def __init__(self, capture, run, real):
+        self._capture = capture
+        self._run = run
+        self._real = real
+
+    def __getattr__(self, name):
+        fn = getattr(self._real, name)
+        if not callable(fn):
+            return fn
+        capture, run, calls = self._capture, self._run, self._capture.extern_calls
+
+        def extern_call(*args, **kwargs):
+            if not capture.recording:
+                return fn(*args, **kwargs)
+            start = _now()
+            out = fn(*args, **kwargs)
+            calls.append((run, _getframe(1).f_lineno, start, _now(), _get_ident()))
+            return out
+
+        callsite.mark_internal(extern_call.__code__)
+        setattr(self, name, extern_call)  # later calls find it without __getattr__
+        return extern_call
+
+
+def _enclosing_call(calls, time: int) -> tuple:
+    """(module, frames, sizes) of the graph call (start, end, module, frames, sizes) running at ``time``."""
+    k = bisect_right(calls, time, key=lambda call: call[0]) - 1
+    if k >= 0 and calls[k][1] >= time:
+        return calls[k][2:]
+    return "", (), None
+
+
+def _with_sizes(op, sizes: dict):
+    """A fused op template with its symbolic sizes made concrete."""
+    return inductor.FusedOp(
+        op.name,
+        op.overload,
+        inductor.concrete(op.inputs, sizes),
+        inductor.concrete(op.outputs, sizes),
+        tuple((k, inductor.concrete(v, sizes)) for k, v in op.kwargs),
+        op.module,
+        op.callsite,
+        op.origin,
+    )
+
+
+def _within(entries, start: int, end: int):
+    """Indices of the ops in ``entries`` ((start, index), sorted) that start inside [start, end]."""
+    k = bisect_left(entries, (start, -1))
+    while k < len(entries) and entries[k][0] <= end:
+        yield entries[k][1]
+        k += 1
+
+
+def _shapes(args) -> tuple:
+    return tuple([(tuple(a.shape), a.dtype) if isinstance(a, _Tensor) else None for a in args])
+
+
+def _split_by_role(meta, roles) -> tuple[tuple, tuple]:
+    """The kernel's tensor arguments as (read, written), by the role of each argument position
+    (its signature: in_ptr, out_ptr, in_out_ptr); without roles all count as read."""
+    reads, writes = [], []
+    for index, value in enumerate(meta):
+        if value is None:  # not a tensor (a size)
+            continue
+        role = roles[index] if index < len(roles) else "read"
+        arg = to_arg(value)
+        if role in ("read", "both", ""):
+            reads.append(arg)
+        if role in ("write", "both"):
+            writes.append(arg)
+    return tuple(reads), tuple(writes)
+
+
+def _module_path(source: str, roots: dict) -> str:
+    """Our path of a node's module; a node outside every submodule ran in the compiled module itself."""
+    root, parts = inductor.split_source(source or _SELF)
+    prefix = roots.get(root)
+    if not prefix:
+        return ""
+    return ".".join((prefix, *parts))
+
+
+#: The root of a compiled module's sources: its forward's ``self``.
+_SELF = "L['self']"
+
+
+def _resolve_roots(info, session) -> dict:
+    """Our module path of each root a graph's module sources start from (``L['self']`` -> ``MLP``),
+    from the compiled frame on the stack; a backward graph reuses its forward's."""
+    frame_id = info.compile_id.split("/")[0]
+    known = _roots.get(frame_id)
+    if info.backward:
+        return known or {}
+    wanted = {inductor.split_source(site_op.module)[0] for site in info.sites.values() for site_op in site.fused}
+    wanted.add(_SELF)
+    wanted.discard("")
+    if not wanted:
+        return known or {}
+    frame = _user_frame()
+    if frame is None:
+        return known or {}
+    roots = {}
+    paths = session._module_names.paths
+    for root in wanted:
+        obj = _root_object(root, frame)
+        if isinstance(obj, torch.nn.Module):
+            path = paths.get(id(obj)) or type(getattr(obj, "_orig_mod", obj)).__name__
+            roots[root] = path
+    if frame_id:
+        _roots[frame_id] = roots
+    return roots
+
+
+_OPTIMIZERS = os.path.dirname(torch.optim.__file__) + os.sep
+
+
+def _in_optimizer_step() -> bool:
+    """Is an optimizer's step() on the stack? (Dynamo ignores the step's record_function, which is
+    how eager optimizer ops get dir "opt".)"""
+    frame: FrameType | None = _getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_OPTIMIZERS):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _root_object(root: str, frame):
+    scope, name = root[0], root[3:-2]
+    return (frame.f_locals if scope == "L" else frame.f_globals).get(name)
+
+
+def _user_frame():
+    """The innermost frame of real user code: the compiled function itself, running Dynamo's code."""
+    frame = _getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not callsite.internal_file(filename) and os.path.exists(filename):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def never_compiled(functions) -> None:
+    """Tell Dynamo never to compile these as frames of their own: the profile's hooks run inside a
+    compiled module's call (its own forward hooks) and would otherwise each cost a compile attempt."""
+    from torch._dynamo import eval_frame
+
+    skip = getattr(eval_frame, "skip_code", None)
+    if skip is None:
+        return
+    for function in functions:
+        code = getattr(getattr(function, "__func__", function), "__code__", None)
+        if code is not None:
+            skip(code)
+
+
+def supports_compiled_runs() -> bool:
+    """Can compiled code run compiled under the op hook? (torch >= 2.9: dispatch modes may ignore
+    compile internals; before, Dynamo skips every frame while a mode is on the stack.)"""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return hasattr(TorchDispatchMode, "ignore_compile_internals")
+
+
+_skip_watch: list = []  # (module, original add_skip_reason) while watched
+
+
+def watch_skips(ran_eagerly) -> None:
+    """Where compiled code cannot run compiled under the hook, call ``ran_eagerly("fn (file:line)")``
+    for each frame of the user's code Dynamo skips for our mode (``"called from train.py:52"`` for a
+    compiled module), so the report says it ran eagerly."""
+    import torch._dynamo.convert_frame as convert_frame
+
+    original = getattr(convert_frame, "add_skip_reason", None)
+    if original is None:
+        return
+    dynamo_dir = os.path.dirname(convert_frame.__file__)
+    our_dir = os.path.dirname(os.path.dirname(__file__))
+
+    def add_skip_reason(reason, frame):
+        code = frame.f_code
+        if "dispatch mode" in str(reason) and not code.co_filename.startswith(our_dir):  # not our hooks
+            if code.co_filename.startswith(dynamo_dir):  # Dynamo's wrapper of a compiled module
+                where = " <- ".join(callsite.format_frames(callsite.capture(1), {}))
+                ran_eagerly("called from " + (where or "an unknown call site"))
+            else:
+                ran_eagerly(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
+        return original(reason, frame)
+
+    convert_frame.add_skip_reason = add_skip_reason
+    _skip_watch.append((convert_frame, original))
+
+
+def unwatch_skips() -> None:
+    while _skip_watch:
+        module, original = _skip_watch.pop()
+        module.add_skip_reason = original

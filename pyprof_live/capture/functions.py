@@ -74,6 +74,7 @@ class FunctionScopes:
     def __init__(self):
         self._apply = None
         self._recompute_enter = None
+        self._ours = None  # (apply, recompute enter, recompute exit) while installed
 
     def install(self) -> None:
         self._apply = descriptor = torch_compat.function_apply()
@@ -82,10 +83,14 @@ class FunctionScopes:
         def apply(cls, *args, **kwargs):
             return _record_call(cls.__name__, cls.__name__, bind(descriptor, cls), args, kwargs, with_seq=True)
 
-        torch_compat.set_function_apply(classmethod(apply))
+        self._ours = (classmethod(apply), *self._recompute_hooks())
+        self.resume()
+
+    def _recompute_hooks(self) -> tuple:
+        """(enter, exit) that count checkpoint recomputes around torch's own; (None, None) without the hook."""
         hook = torch_compat.recomputation_hook()
         if hook is None:
-            return
+            return None, None
         self._recompute_enter = (hook.__dict__.get("__enter__"), hook.__dict__.get("__exit__"))
         enter, exit_ = hook.__enter__, hook.__exit__
 
@@ -97,20 +102,38 @@ class FunctionScopes:
             context.recompute -= 1
             return exit_(self_, *exc)
 
-        hook.__enter__, hook.__exit__ = recompute_enter, recompute_exit  # type: ignore[method-assign]
+        return recompute_enter, recompute_exit
 
-    def remove(self) -> None:
+    def resume(self) -> None:
+        """Put the hooks (back) in place."""
+        if self._ours is None:
+            return
+        torch_compat.set_function_apply(self._ours[0])
+        hook = torch_compat.recomputation_hook()
+        if hook is not None and self._ours[1] is not None:
+            hook.__enter__, hook.__exit__ = self._ours[1:]  # type: ignore[method-assign]
+
+    def suspend(self) -> None:
+        """Put torch's own back for a while (torch.compile must not trace ours: see compiled.py)."""
         if self._apply is not None:
             torch_compat.set_function_apply(self._apply)
-            self._apply = None
         if self._recompute_enter is not None:
             hook = torch_compat.recomputation_hook()
             for attr, value in zip(("__enter__", "__exit__"), self._recompute_enter):
-                if value is None:
-                    delattr(hook, attr)
-                else:
+                if value is not None:
                     setattr(hook, attr, value)
-            self._recompute_enter = None
+                elif attr in vars(hook):
+                    delattr(hook, attr)
+
+    def remove(self) -> None:
+        self.suspend()
+        self._apply = self._recompute_enter = self._ours = None
+
+    def hook_functions(self) -> tuple:
+        """Our functions that run in the user's call stack (compiled.never_compiled skips them)."""
+        if self._ours is None:
+            return (_record_call,)
+        return (_record_call, self._ours[0].__func__, *(f for f in self._ours[1:] if f is not None))
 
 
 def _sequence_of(out) -> int:

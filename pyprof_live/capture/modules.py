@@ -25,11 +25,19 @@ class ModuleNames:
         self._handles = torch_compat.register_global_module_hooks(self._enter, self._exit)
 
     def remove(self) -> None:
+        self.suspend()
+        self.paths.clear()
+        self.param_names.clear()
+
+    def suspend(self) -> None:
+        """Take the hooks off, keeping what was learnt (torch.compile must not see them: see compiled.py)."""
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        self.paths.clear()
-        self.param_names.clear()
+
+    def resume(self) -> None:
+        if not self._handles:
+            self.install()
 
     def _enter(self, module, args):
         if _compiling():  # Dynamo tracing the model (torch 2.6 traces it under our op hook): nothing to do

@@ -159,6 +159,12 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         self._infos: dict = {}
         self.op_infos = session.op_infos  # _OpInfo by index, for finalize.py
 
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        """torch.compile'd code runs compiled under the profile: Dynamo does not skip frames for this
+        mode, which is off while the compiler runs and on for the compiled code (see compiled.py)."""
+        return True
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.recording:
             return func(*args, **kwargs) if kwargs else func(*args)

@@ -24,6 +24,7 @@ from ..gcpause import paused_gc
 from ..records import NO_LINK, OpRecord, RangeRecord, Records
 from . import annotations as nvtx_annotations
 from . import callsite, compiled
+from .compile_events import CompileEvents
 from .context import context
 from .finalize import build_op_records
 from .functions import FunctionScopes
@@ -100,6 +101,8 @@ class CaptureSession:
         self._thread_profile_hook: Any = None  # the user's threading.setprofile() hook, if any
         self._mode_pushed = False  # the op hook is on the starting thread's dispatch-mode stack
         self._scopes = FunctionScopes()
+        self._compiled = compiled.CompiledCapture(self)
+        self._compile_events = CompileEvents(self._pause_hooks, self._resume_hooks)
         self._start_peek = 0
         self._start_tid = 0
         self._started_once = False
@@ -134,7 +137,14 @@ class CaptureSession:
             context.reset()  # a fresh thread context: no stale module/layer state from before
             self._module_names.install()
             self._scopes.install()
-            compiled.watch(self._compiled_code_ran_eagerly, self._compiled_code_ran_compiled)
+            self._compile_events.install()  # takes our hooks off while torch.compile compiles
+            if compiled.supports_compiled_runs():
+                self._compiled.install()
+                compiled.never_compiled(
+                    (self._module_names._enter, self._module_names._exit, *self._scopes.hook_functions())
+                )
+            else:
+                compiled.watch_skips(self._compiled_code_ran_eagerly)
             if self._gpu is not None:
                 self._gpu.start()
             self._recorder = OpRecorder(self, self._gpu)
@@ -180,6 +190,7 @@ class CaptureSession:
             # recorded) belong to no recorded op: numbering resumes from here (finalize.py).
             self._resyncs.append((len(self.raw_ops), threading.get_ident(), torch_compat.peek_sequence_nr()))
         self.recording = on
+        self._compiled.recording = on
         if recorder is not None:
             recorder.recording = on
             if on and not self._mode_pushed:
@@ -204,7 +215,9 @@ class CaptureSession:
             lambda: self._take_off(recorder),
             self._restore_thread_hook,
             lambda: setattr(nvtx_annotations.sink, "session", None),
-            compiled.unwatch,
+            compiled.unwatch_skips,
+            self._compile_events.remove,
+            self._compiled.remove,
             self._scopes.remove,
             self._module_names.remove,
             # torch skips always_call forward hooks on KeyboardInterrupt: the module stack could keep
@@ -313,15 +326,16 @@ class CaptureSession:
             ),
         )
 
-    def _compiled_code_ran_compiled(self, where: str) -> None:
-        self._note_compiled_code(
-            "compiled",
-            where,
-            (
-                "torch.compile'd code compiled before the profile started ran compiled under it: its fused "
-                f"kernels call no aten op, so this profile misses their work ({where})."
-            ),
-        )
+    def _pause_hooks(self) -> None:
+        """torch.compile is compiling: the Python hooks come off, so Dynamo neither traces them into a
+        graph nor guards on them (the graphs and guards are those of a run without the profile)."""
+        self._module_names.suspend()
+        self._scopes.suspend()
+
+    def _resume_hooks(self) -> None:
+        if self.active:
+            self._module_names.resume()
+            self._scopes.resume()
 
     def _note_compiled_code(self, how: str, where: str, message: str) -> None:
         """Kept in meta["compiled_code_run_<how>"]; the first of each kind warns."""
@@ -371,9 +385,13 @@ class CaptureSession:
                     callsite=callsite.format_frames(scope.frames, self._frame_cache),
                 )
             )
+        compiled_ops, graph_ranges = self._compiled.build_records(ops)
+        ops.extend(compiled_ops)
         records = self.records
         records.ops.extend(ops)
         records.ranges.extend(self.raw_ranges)
+        records.ranges.extend(graph_ranges)
+        records.compiles.extend(self._compile_events.records(self._compiled.graph_infos))
         self.raw_ops.clear()
         self._resyncs.clear()
         self.raw_functions.clear()

@@ -376,3 +376,26 @@ def _unique(a: OpArgs) -> Work:
     flops = n if a.name == "aten::unique_consecutive" else n * ceil(log2(n)) if n > 1 else 0
     recorded = tuple(t for t in (a.output(i) for i in range(3)) if t is not None)
     return Work(flops, (x,), recorded or (TensorMeta((n,), x.dtype),))
+
+
+# -- Inductor's masked forms (ops of torch.compile'd graphs) --------------------------------------
+@builtin("aten::_unsafe_masked_index")
+def _masked_index(a: OpArgs) -> Work:
+    # _unsafe_masked_index(self, mask, indices, fill): index() where mask is true, fill elsewhere.
+    x, mask = a.tensor(0, "self"), a.tensor(1, "mask")
+    indices = a.tensor_list(2, "indices", allow_none=True)
+    out = a.output(0) or TensorMeta(_advanced_index_shape(x, indices), x.dtype)
+    reads = (mask, *(i for i in indices if i is not None), elements(numel(out.shape), x.dtype))
+    return Work(0, reads, (out,))
+
+
+@builtin("aten::_unsafe_masked_index_put_accumulate")
+def _masked_index_put_accumulate(a: OpArgs) -> Work:
+    # _unsafe_masked_index_put_accumulate(self, mask, indices, values): index_put(accumulate=True)
+    # of the values whose mask is true (all counted: the mask's content is not recorded).
+    x, mask, values = a.tensor(0, "self"), a.tensor(1, "mask"), a.tensor(3, "values")
+    indices = a.tensor_list(2, "indices", allow_none=True)
+    written = numel(values.shape)
+    reads, writes = _copy_of_self(a, x)
+    reads += (mask, *(i for i in indices if i is not None), values, elements(written, x.dtype))
+    return Work(written, reads, writes)

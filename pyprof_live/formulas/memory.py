@@ -278,3 +278,18 @@ def _item(a: OpArgs) -> Work:
     # tensor.item(): reads one element (a device-to-host copy on GPU).
     x = a.tensor(0, "self")
     return Work(0, (TensorMeta((1,) if numel(x.shape) else (0,), x.dtype),), ())
+
+
+# -- Inductor's primitives (ops of torch.compile'd graphs) ---------------------------------------
+@builtin("prims::convert_element_type")
+def _convert_element_type(a: OpArgs) -> Work:
+    # convert_element_type(a, dtype): _to_copy's dtype cast.
+    x = a.tensor(0, "a")
+    return Work(0, (x,), (a.output(0) or TensorMeta(x.shape, a.dtype(1, "dtype") or x.dtype),))
+
+
+@builtin("prims::iota")
+def _iota(a: OpArgs) -> Work:
+    # iota(length, *, start, step, dtype, ...): start + i * step, arange's 2 flops per element.
+    out = a.output(0) or TensorMeta((a.int(0, "length"),), a.dtype(3, "dtype") or "int64")
+    return Work(2 * numel(out.shape), (), (out,))

@@ -273,3 +273,7 @@ def _clamp(a: OpArgs) -> Work:
         for i, name in ((1, "min"), (2, "max"))
     )
     return elementwise(a, bounds, ((0, "self"), (1, "min"), (2, "max")))
+
+
+# -- Inductor's primitives (ops of torch.compile'd graphs) ---------------------------------------
+builtin("prims::fma")(lambda a: elementwise(a, 2, ((0, "a"), (1, "b"), (2, "c"))))  # a * b + c

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from ..analysis.compiled import OpCosts, fused_text
 from ..analysis.kernel_names import short_name
-from ..formulas import evaluate
-from ..records import NO_LINK
+from ..records import COMPILED, FUSED, NO_LINK
 from ..store.files import write_text_atomically
 from . import cells
 
@@ -35,14 +35,21 @@ def chrome_trace(profile) -> dict:
     records = profile.records
     origin = _origin(records)
     builder = _TraceBuilder(origin)
-    host_pids = sorted({o.pid for o in records.ops} | {r.pid for r in records.ranges})
+    host_pids = sorted(
+        {o.pid for o in records.ops} | {r.pid for r in records.ranges} | {c.pid for c in records.compiles}
+    )
     device_pid = _device_pids(host_pids, {w.device for w in list(records.kernels) + list(records.memops)})
 
     host_tracks = defaultdict(list)
     for i, r in enumerate(records.ranges):
         host_tracks[(r.pid, r.tid)].append((r.start, r.end, 0, _range_event(r), ("range", i)))
+    for i, c in enumerate(records.compiles):
+        host_tracks[(c.pid, c.tid)].append((c.start, c.end, 0, _compile_event(c), ("compile", i)))
+    costs = OpCosts(records.ops)
     for i, op in enumerate(records.ops):
-        host_tracks[(op.pid, op.tid)].append((op.start, op.end, 1, _op_event(records.ops, i), ("op", i)))
+        if op.kind == FUSED:  # no time of its own: listed in its kernel call's args
+            continue
+        host_tracks[(op.pid, op.tid)].append((op.start, op.end, 1, _op_event(records.ops, i, costs), ("op", i)))
     device_tracks = defaultdict(list)
     for i, k in enumerate(records.kernels):
         device_tracks[(device_pid[k.device], k.stream)].append(
@@ -89,7 +96,9 @@ def write_chrome_trace(profile, path) -> int:
 
 def _origin(records) -> int:
     starts = [
-        min(x.start for x in items) for items in (records.ops, records.ranges, records.kernels, records.memops) if items
+        min(x.start for x in items)
+        for items in (records.ops, records.ranges, records.kernels, records.memops, records.compiles)
+        if items
     ]
     return min(starts) if starts else 0
 
@@ -207,9 +216,9 @@ def _anchor(start: int, end: int, kids) -> int:
     return (cursor + gap_end) // 2 if cursor < gap_end else start
 
 
-def _op_event(ops, i: int) -> dict:
+def _op_event(ops, i: int, costs) -> dict:
     op = ops[i]
-    cost = evaluate(op)
+    cost = costs(i)
     args = {
         "index": i,
         "dir": op.dir,
@@ -223,13 +232,30 @@ def _op_event(ops, i: int) -> dict:
         "bytes": cost.bytes,
         "callsite": " <- ".join(op.callsite),
         "forward op": ops[op.fwd].name if op.fwd != NO_LINK else None,
+        "graph": op.graph,
+        "fused": fused_text(ops, costs.fused.get(i, ())) if op.kind == COMPILED else None,
     }
     return {
         "ph": "X",
-        "cat": "op" if op.kind != "function" else "function",
+        "cat": op.kind if op.kind in ("function", COMPILED) else "op",
         "name": op.name,
         "args": {k: v for k, v in args.items() if v not in (None, "")},
     }
+
+
+def _compile_event(c) -> dict:
+    args = {
+        "compile id": c.compile_id,
+        "function": c.name,
+        "where": " <- ".join(c.callsite),
+        "reason": c.reason,
+        "graphs": c.graphs,
+        "kernels": c.kernels,
+        "cache": c.cache,
+        **{f"{phase} (ns)": ns for phase, ns in c.phases.items()},
+    }
+    name = "graph break" if c.kind == "graph_break" else f"torch.compile {c.kind} {c.compile_id}".strip()
+    return {"ph": "X", "cat": "compile", "name": name, "args": {k: v for k, v in args.items() if v not in (None, "")}}
 
 
 def _range_event(r) -> dict:

@@ -67,6 +67,14 @@ COLUMNS = (
     Column("host", "Host(ns)", True, "host time of the op in ns (on its first row)"),
     Column("ops", "Ops", False, "chain of enclosing ops, outermost first, ending with `op`"),
     Column(
+        "fused",
+        "Fused",
+        False,
+        "torch.compile'd code: the ATen ops (FX nodes) Inductor fused into the kernel, grouped by the op of "
+        "your program they came from: gelu(mul mul add erf mul)",
+    ),
+    Column("graph", "Graph", False, "torch.compile'd code: the compiled graph the op ran in ('0/0 forward')"),
+    Column(
         "ideal",
         "Ideal(ns)",
         True,

@@ -17,6 +17,9 @@ host-sync       CUDA API calls or memcpy records   blocking syncs (cudaStreamSyn
                                                    sync cudaMemcpy, .item() of a CUDA tensor) or DtoH copies
 far-from-sol    kernels, shapes, GPU peak figures  ops with >= 2% of kernel time run at < 30% of speed of light
 amp-casts       dtypes                             fp32 <-> 16-bit casts inside other ops (autocast)
+recompiles      torch.compile events               Dynamo recompiled a function (time at stake: the recompiles)
+graph-breaks    torch.compile events               Dynamo broke a graph (time at stake: compiling the frames the
+                                                   breaks created)
 
 A finding is listed when its time at stake is at least MIN_SHARE (1%) of the step time, or of the
 kernel time for the rules about kernels (fp32-matmul, tc-alignment, far-from-sol).
@@ -30,11 +33,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..analysis.compiled import OpCosts
 from ..analysis.devicework import DeviceWork
 from ..analysis.kernel_names import kernel_category, short_name, uses_tensor_cores
 from ..analysis.roofline import RooflineSum, op_dtype
 from ..analysis.timeline import WHOLE_PROFILE, step_breakdown
-from ..formulas import canonical_dtype, evaluate
+from ..formulas import canonical_dtype
 from ..formulas.opargs import OpArgs
 from ..formulas.work import FormulaInputError
 from ..records import NO_LINK, TensorMeta
@@ -51,6 +55,7 @@ FACTS = {
     "dtypes": "tensor dtypes",
     "tensor_cores": "a GPU with tensor cores in the peak table (or p.set_peak)",
     "peak": "peak figures for the GPU (the peak table or p.set_peak)",
+    "compiles": "torch.compile events",
 }
 
 MIN_SHARE = 1.0  # percent of the step (kernel) time below which a finding is not worth a line
@@ -117,6 +122,7 @@ class Context:
                 if k.op != NO_LINK:
                     self.own_kernels[k.op].append(k)
         self._costs: dict = {}
+        self._op_costs = OpCosts(self.ops)
 
     def in_steps(self, time: int) -> bool:
         """Inside a recorded step (always True when the profile has no steps)."""
@@ -127,7 +133,7 @@ class Context:
 
     def cost(self, i: int):
         if i not in self._costs:
-            self._costs[i] = evaluate(self.ops[i])
+            self._costs[i] = self._op_costs(i)
         return self._costs[i]
 
     def facts(self) -> set:
@@ -148,6 +154,8 @@ class Context:
             found.add("peak")
         if any(p is not None and (p.fp16 or p.tf32) for p in peaks):
             found.add("tensor_cores")
+        if records.compiles:
+            found.add("compiles")
         return found
 
     def row(self, rule: str, at_stake: float, advice: str, items, of_kernels: bool = False) -> dict:
@@ -483,6 +491,65 @@ def amp_casts(ctx: Context):
     return ctx.row("amp-casts", at_stake, advice, _grouped(pairs))
 
 
+_SIZE_GUARD = re.compile(r"tensor '([^']+)' size mismatch at index (\d+)")
+_RESUME_FRAME = "torch_dynamo_resume_in_"
+
+
+def _recompile_fix(reason: str) -> str:
+    """What to do about the guard that failed, from Dynamo's reason text."""
+    size = _SIZE_GUARD.search(reason)
+    if size:
+        name, dim = size.group(1), size.group(2)
+        tensor = re.sub(r"^L\['(.*)'\]$", r"\1", name)
+        return (
+            f"dim {dim} of {tensor} changed: torch._dynamo.mark_dynamic({tensor}, {dim}) before the first call "
+            "(or torch.compile(dynamic=True)) compiles one graph for all sizes"
+        )
+    return "keep what the guard checks the same from call to call, or mark it dynamic"
+
+
+def recompiles(ctx: Context):
+    groups = defaultdict(list)
+    for c in ctx.records.compiles:
+        if c.kind == "recompile":
+            groups[(c.name, " <- ".join(c.callsite))].append(c)
+    if not groups:
+        return None
+    pairs = [
+        (
+            f"{name or '?'} ({where or '?'}): {events[0].reason or 'no reason recorded'}",
+            sum(c.end - c.start for c in events),
+        )
+        for (name, where), events in groups.items()
+    ]
+    (name, where), events = max(groups.items(), key=lambda item: sum(c.end - c.start for c in item[1]))
+    reason = events[0].reason
+    advice = (
+        f"recompiled {len(events)} time{'s' if len(events) > 1 else ''} at {where or name or '?'}"
+        + (f" ({reason})" if reason else "")
+        + f": {_recompile_fix(reason)}"
+    )
+    return ctx.row("recompiles", sum(ns for _, ns in pairs), advice, _grouped(pairs))
+
+
+def graph_breaks(ctx: Context):
+    breaks = [c for c in ctx.records.compiles if c.kind == "graph_break"]
+    if not breaks:
+        return None
+    resumed = sum(c.end - c.start for c in ctx.records.compiles if c.name.startswith(_RESUME_FRAME))
+    lines: defaultdict[tuple, int] = defaultdict(int)
+    for c in breaks:
+        lines[(" <- ".join(c.callsite) or "?", c.reason)] += 1
+    (where, reason), _ = max(lines.items(), key=lambda item: item[1])
+    advice = (
+        f"{len(breaks)} graph break{'s' if len(breaks) > 1 else ''}, first at {where} ({reason}): code after a break "
+        "runs in another graph and what breaks runs eagerly; remove the cause (print, .item(), data-dependent "
+        "Python control flow, unsupported calls) or move it out of the compiled function"
+    )
+    items = [(f"{line}: {why} x{count}", resumed * count / len(breaks)) for (line, why), count in lines.items()]
+    return ctx.row("graph-breaks", resumed, advice, items)
+
+
 RULES = (
     Rule("fp32-matmul", ("kernels", "tensor_cores"), fp32_matmul),
     Rule("tc-alignment", ("kernels", "shapes", "dtypes", "tensor_cores"), tc_alignment),
@@ -491,6 +558,8 @@ RULES = (
     Rule("host-sync", ("gpu",), host_sync),
     Rule("far-from-sol", ("kernels", "shapes", "peak"), far_from_sol),
     Rule("amp-casts", ("dtypes",), amp_casts),
+    Rule("recompiles", ("compiles",), recompiles),
+    Rule("graph-breaks", ("compiles",), graph_breaks),
 )
 
 

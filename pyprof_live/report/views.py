@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..analysis import roofline as roofline_cells
+from ..analysis.compiled import OpCosts, fused_text, timed_parents
 from ..analysis.devicework import DeviceWork
 from ..analysis.kernel_names import short_name, uses_tensor_cores
 from ..analysis.roofline import RooflineSum
 from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
-from ..formulas import evaluate
 from ..gcpause import paused_gc
-from ..records import DIRECTIONS, NO_LINK
+from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK
 from ..render import cells
 from .columns import COLUMN_NAMES
 from .view import View
@@ -47,8 +47,9 @@ def _device_work(profile):
     return by_op, unattributed
 
 
-def _op_cells(ops, i: int, wanted) -> dict:
-    """The cells every row of op ``i`` shares; the costlier text cells only when ``wanted``."""
+def _op_cells(ops, i: int, wanted, fused=None) -> dict:
+    """The cells every row of op ``i`` shares; the costlier text cells only when ``wanted``.
+    ``fused``: kernel call index -> its fused ops (analysis.compiled.fused_children)."""
     op = ops[i]
     own_seq = op.altseq if op.dir == "bwd" and op.altseq != NO_LINK else op.seq
     cells_ = {
@@ -60,7 +61,10 @@ def _op_cells(ops, i: int, wanted) -> dict:
         "mod": op.mod or None,
         "op": op.name,
         "module": op.module or None,
+        "graph": op.graph or None,
     }
+    if "fused" in wanted:
+        cells_["fused"] = fused_text(ops, fused.get(i, ())) or None if fused and op.kind == COMPILED else None
     if "params" in wanted:
         # An emit_nvtx op without `sizes` shows its PyProf marker's arguments, as PyProf did.
         source = op
@@ -105,16 +109,18 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
     ops = profile.records.ops
     by_op, unattributed = _device_work(profile)
     device_work = DeviceWork(profile)
-    has_children = {op.parent for op in ops if op.parent != NO_LINK}
+    has_children = timed_parents(ops)
+    costs = OpCosts(ops)
+    fused = costs.fused if "fused" in columns else None
     keyed = []
     no_formula_ops = 0
     no_formula_time = total_time = 0
     for i, op in enumerate(ops):
         work = by_op.get(i)
-        if not work and i in has_children:
+        if (not work and i in has_children) or op.kind == FUSED:
             continue
-        shared = _op_cells(ops, i, columns)
-        cost = evaluate(op)
+        shared = _op_cells(ops, i, columns, fused)
+        cost = costs(i)
         first = dict(shared, host=op.end - op.start, flops=_cost_cell(cost.flops), bytes=_cost_cell(cost.bytes))
         time = sum(e[2].end - e[2].start for e in work) if work else op.end - op.start
         total_time += time
@@ -203,15 +209,20 @@ def op_summary(profile, by: str = "op") -> View:
         if op.parent != NO_LINK:
             child_time[op.parent] += op.end - op.start
     work = DeviceWork(profile)
+    costs = OpCosts(ops)
     groups: dict = {}
     lines: dict = {}
     for i, op in enumerate(ops):
+        if op.kind == FUSED:  # part of its kernel call's row, which counts the call and its time
+            continue
         shapes = cells.params_text(op) if by == "op+shape" else ""
-        key = (op.name, shapes)
+        # Inductor numbers kernels per graph: the same name in two graphs is two kernels.
+        key = (op.name, shapes, op.graph if op.kind == COMPILED else "")
         g = groups.get(key)
         if g is None:
             g = groups[key] = {
                 "op": op.name,
+                "graph": key[2] or None,
                 "params": shapes or None,
                 "calls": 0,
                 "host": 0,
@@ -229,7 +240,7 @@ def op_summary(profile, by: str = "op") -> View:
         g["host_self"] += host - child_time[i]
         g["dev"] += device.dev_total
         g["dev_self"] += device.dev_self
-        cost = evaluate(op)
+        cost = costs(i)
         for name in ("flops", "bytes"):
             value = getattr(cost, name)
             if value is None or g[name] == "na":
@@ -239,15 +250,17 @@ def op_summary(profile, by: str = "op") -> View:
         lines[key].add(work.roofline(i, cost), device.kernel_total)
     for key, g in groups.items():
         g.update(lines[key].cells())
-    rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"]))
+    rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"], g["graph"] or ""))
     columns: tuple[str, ...] = ("op", "params") if by == "op+shape" else ("op",)
+    if any(g["graph"] for g in rows):
+        columns += ("graph",)
     columns += ("calls", "host", "host_self")
     if has_device_time(profile):
         columns += ("dev", "dev_self")
     columns += ("flops", "bytes")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    text = {"op", "params", "bound"} if by == "op+shape" else {"op", "bound"}
+    text = {"op", "params", "bound", "graph"} if by == "op+shape" else {"op", "bound", "graph"}
     return View(f"ops by {by}", columns, rows, peak_notes(profile, work), text=frozenset(text))
 
 
@@ -262,11 +275,12 @@ def module_summary(profile) -> View:
     profile.link()
     ops = profile.records.ops
     work = DeviceWork(profile)
-    has_children = {op.parent for op in ops if op.parent != NO_LINK}
+    has_children = timed_parents(ops)
+    costs = OpCosts(ops)
     totals: dict = {}
     lines: dict = {}
     for i, op in enumerate(ops):
-        if not op.module:
+        if not op.module or op.kind == FUSED:
             continue
         innermost = i not in has_children
         device = work.get(i)
@@ -274,7 +288,7 @@ def module_summary(profile) -> View:
             continue
         # the roofline of the op that launched the kernels, when none of its callees launched any
         launched = device.kernel_self and device.kernel_self == device.kernel_total
-        line = work.roofline(i, evaluate(op)) if launched else None
+        line = work.roofline(i, costs(i)) if launched else None
         parts = op.module.split(".")
         for depth in range(1, len(parts) + 1):
             path = ".".join(parts[:depth])
@@ -323,10 +337,14 @@ def module_summary(profile) -> View:
 @paused_gc()
 def kernel_summary(profile) -> View:
     """Per kernel name: calls, total/mean/min/max device time, tensor cores, and the roofline over the
-    calls that were their op's only kernel (a kernel sharing its op with others has no ideal of its own)."""
+    calls that were their op's only kernel (a kernel sharing its op with others has no ideal of its own).
+
+    Inductor kernels that ran on the host (C++ kernels of torch.compile'd code on the CPU) are kernels
+    too: one row per kernel and graph, with their calls' host time (``host``) and no device time."""
     profile.link()
     work = DeviceWork(profile)
     ops = profile.records.ops
+    costs = OpCosts(ops)
     groups: dict = {}
     lines: dict = {}
     line_of_op: dict = {}
@@ -351,16 +369,35 @@ def kernel_summary(profile) -> View:
         g["max"] = max(g["max"], d)
         if k.op != NO_LINK and work.get(k.op).kernels_total == 1:
             if k.op not in line_of_op:
-                line_of_op[k.op] = work.roofline(k.op, evaluate(ops[k.op]))
+                line_of_op[k.op] = work.roofline(k.op, costs(k.op))
             lines[name].add(line_of_op[k.op], d)
     rows = sorted(groups.values(), key=lambda g: (-g["sil"], g["kernel"]))
     for g in rows:
         g["mean"] = g["sil"] // g["calls"]
         g.update(lines[g["kernel"]].cells())
+    host_rows = _host_kernels(ops, work)
+    rows += host_rows
     columns: tuple[str, ...] = ("kernel", "calls", "sil", "mean", "min", "max", "tc")
+    if host_rows:
+        columns = ("kernel", "graph", "calls", "host", "sil", "mean", "min", "max", "tc")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    return View("kernels", columns, rows, peak_notes(profile, work), text=frozenset({"kernel", "bound"}))
+    return View("kernels", columns, rows, peak_notes(profile, work), text=frozenset({"kernel", "bound", "graph"}))
+
+
+def _host_kernels(ops, work) -> list:
+    """Rows of the Inductor kernel calls that launched no device kernel, per (kernel, graph), most host time first."""
+    groups: dict = {}
+    for i, op in enumerate(ops):
+        if op.kind != COMPILED or work.get(i).kernels_total:
+            continue
+        g = groups.get((op.name, op.graph))
+        if g is None:
+            g = groups[(op.name, op.graph)] = {"kernel": op.name, "graph": op.graph or None, "calls": 0, "host": 0}
+            g.update(dict.fromkeys(("sil", "mean", "min", "max", "tc", "ideal", "sol%", "bound")))
+        g["calls"] += 1
+        g["host"] += op.end - op.start
+    return sorted(groups.values(), key=lambda g: (-g["host"], g["kernel"]))
 
 
 @paused_gc()
@@ -372,15 +409,16 @@ def overview(profile) -> View:
     steps = step_breakdown(profile)
     rows = []
     for step in steps:
-        row = {"step": step.name, "dur": step.duration, **step.time}
+        row = {"step": step.name, "dur": step.duration, "compile": step.compile, **step.time}
         rows.append(_with_busy(row))
     if len(steps) > 1:
-        total = {"step": "total", "dur": sum(s.duration for s in steps)}
+        total = {"step": "total", "dur": sum(s.duration for s in steps), "compile": sum(s.compile for s in steps)}
         total.update({c: sum(s.time[c] for s in steps) for c in CATEGORIES})
         rows.append(_with_busy(total))
     device = has_device_time(profile)
     shown = CATEGORIES if device else tuple(c for c in CATEGORIES if c not in DEVICE_CATEGORIES + ("runtime",))
-    columns = ("step", "dur") + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
+    compiling = ("compile",) if any(s.compile for s in steps) else ()  # cut out of dur
+    columns = ("step", "dur") + compiling + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
     return View("overview", columns, rows, notes=_overview_notes(profile), text=frozenset({"step"}))
 
 
@@ -401,10 +439,10 @@ def _overview_notes(profile) -> list:
     for d in records.devices:
         if d.id in used or not used:
             notes.append(f"device {d.id}: {d.name}")
-    has_children = {op.parent for op in records.ops if op.parent != NO_LINK}
+    has_children = timed_parents(records.ops)
     by_dir: defaultdict[str, int] = defaultdict(int)
     for i, op in enumerate(records.ops):
-        if i not in has_children:
+        if i not in has_children and op.kind != FUSED:
             by_dir[op.dir or "other"] += op.end - op.start
     spent = ", ".join(f"{d} {by_dir[d]}" for d in DIRECTIONS if by_dir.get(d))
     notes.append(f"{len(records.ops)} ops" + (f"; innermost op host time (ns): {spent}" if spent else ""))
@@ -413,6 +451,9 @@ def _overview_notes(profile) -> list:
             f"{len(records.kernels)} kernels, {profile.correlation.kernels_unattributed} of them launched "
             "outside any recorded op"
         )
+    compiled = compile_note(profile)
+    if compiled:
+        notes.append(compiled)
     from .recommendations import recommendations
 
     advice = recommendations(profile)
@@ -422,3 +463,65 @@ def _overview_notes(profile) -> list:
         notes.append(f"... {len(advice.rows) - 3} more: p.recommendations()")
     notes.extend(profile.meta.get("warnings", []))
     return notes
+
+
+# -- torch.compile ---------------------------------------------------------------------------------
+
+_COMPILE_PHASES = ("dynamo", "aot", "inductor")
+
+
+@paused_gc()
+def compile_summary(profile) -> View:
+    """torch.compile's events, in time order: each compile (Dynamo, AOTAutograd, Inductor times),
+    recompile (the guard that failed), lazily compiled backward graph and graph break (its line)."""
+    rows = []
+    for c in sorted(profile.records.compiles, key=lambda c: (c.start, c.end)):
+        row = {
+            "event": c.kind,
+            "id": c.compile_id or None,
+            "function": c.name or None,
+            "where": " <- ".join(c.callsite) or None,
+            "time": c.end - c.start if c.kind != "graph_break" else None,
+            "graphs": c.graphs if c.kind != "graph_break" else None,
+            "kernels": c.kernels if c.kind != "graph_break" else None,
+            "cache": c.cache or None,
+            "reason": c.reason or None,
+        }
+        row.update({phase: c.phases.get(phase) for phase in _COMPILE_PHASES})
+        rows.append(row)
+    columns = ("event", "id", "function", "where", "time", *_COMPILE_PHASES, "graphs", "kernels", "cache", "reason")
+    note = compile_note(profile)
+    return View(
+        "compiles",
+        columns,
+        rows,
+        [note] if note else ["no torch.compile events in this profile"],
+        text=frozenset({"event", "id", "function", "where", "cache", "reason"}),
+    )
+
+
+def compile_note(profile) -> str:
+    """One line on what torch.compile did during the profile ("" when nothing)."""
+    compiles = profile.records.compiles
+    if not compiles:
+        return ""
+    kinds: defaultdict[str, int] = defaultdict(int)
+    for c in compiles:
+        kinds[c.kind] += 1
+    spent = sum(c.end - c.start for c in compiles)
+    phases = {p: sum(c.phases.get(p, 0) for c in compiles) for p in _COMPILE_PHASES}
+    parts = [f"{kinds['compile'] + kinds['recompile']} frame compiles"]
+    if kinds["recompile"]:
+        parts.append(f"{kinds['recompile']} of them recompiles")
+    if kinds["backward"]:
+        parts.append(f"{kinds['backward']} backward graphs")
+    if kinds["graph_break"]:
+        parts.append(f"{kinds['graph_break']} graph breaks")
+    split = ", ".join(f"{p} {phases[p]}" for p in _COMPILE_PHASES if phases[p])
+    graphs = sum(c.graphs for c in compiles)
+    kernels = sum(c.kernels for c in compiles)
+    return (
+        f"torch.compile: {', '.join(parts)}; {graphs} graphs, {kernels} Inductor kernels; {spent} ns compiling"
+        + (f" ({split})" if split else "")
+        + ", not counted in step times: p.compiles()"
+    )

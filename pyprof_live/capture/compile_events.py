@@ -1,0 +1,225 @@
+"""torch.compile's own compile events while a profile records: compiles, recompiles, graph breaks.
+
+Three sources, all Dynamo's own:
+- its compile callbacks (``torch._dynamo.callback``): start and end of each outermost compile on the
+  profile's clock, with the compile id (``0/1``) and what triggered it (a frame, or a backward
+  graph compiled lazily); the profile's Python hooks are taken off for the duration (``pause``), so
+  Dynamo never traces them into a graph or its guards;
+- its compilation metrics (``get_compilation_metrics()``): per compile id the function and its
+  line, the recompile reason (the guard that failed), the time per phase and the cache hits;
+- its ``graph_breaks`` log: each graph break with the user line and the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+
+from ..records import CompileRecord
+from . import callsite
+
+_now = time.perf_counter_ns
+
+#: "Graph break in user code at /x/model.py:12\nGraph Break Reason: ..." (also the "duplicate" form);
+#: the reason runs to the user traceback.
+_GRAPH_BREAK = re.compile(
+    r"in user code at (.+?):(\d+)\s*\nGraph Break Reason: (.*?)(?:\n\nUser code traceback|\Z)", re.S
+)
+
+#: CompilationMetrics' cumulative times, each phase inside the one before it (microseconds):
+#: Dynamo's includes AOTAutograd's, which includes Inductor's.
+_PHASES = (
+    ("dynamo_cumulative_compile_time_us", "dynamo"),
+    ("aot_autograd_cumulative_compile_time_us", "aot"),
+    ("inductor_cumulative_compile_time_us", "inductor"),
+)
+_CACHES = (
+    ("inductor_fx_local_cache_hit_count", "fx graph hit"),
+    ("inductor_fx_local_cache_miss_count", "fx graph miss"),
+    ("aotautograd_local_cache_hit_count", "aot autograd hit"),
+    ("aotautograd_local_cache_miss_count", "aot autograd miss"),
+)
+
+
+class _GraphBreaks(logging.Handler):
+    """Receives Dynamo's graph-break log lines (nothing else reaches it)."""
+
+    def __init__(self, events: list):
+        super().__init__(logging.DEBUG)
+        self.events = events
+
+    def emit(self, record):
+        try:
+            match = _GRAPH_BREAK.search(record.getMessage())
+        except Exception:  # a message that does not format: not ours to fail on
+            return
+        if match is not None:
+            filename, line, reason = match.groups()
+            self.events.append((_now(), _compile_id(), callsite.file_line(filename, int(line)), _break_reason(reason)))
+
+
+def _break_reason(text: str) -> str:
+    """Dynamo's reason in one line: "<what broke>: <its explanation>" ("Call to
+    `torch._dynamo.graph_break()`: User-inserted graph break..."); the first line when it has no parts."""
+    paragraphs = [p for p in text.strip().split("\n\n") if p.strip()]
+    if len(paragraphs) < 2:
+        return text.strip().splitlines()[0].strip() if text.strip() else ""
+    lines = paragraphs[1].splitlines()
+    explanation = next((ln.strip().removeprefix("Explanation:").strip() for ln in lines if "Explanation:" in ln), "")
+    return f"{lines[0].strip()}: {explanation}" if explanation else lines[0].strip()
+
+
+def _compile_id() -> str:
+    import torch._guards
+
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    return "" if compile_id is None else str(compile_id)
+
+
+class CompileEvents:
+    """Dynamo's compile events for one profile; ``pause``/``resume`` take its hooks off while compiling."""
+
+    def __init__(self, pause, resume):
+        self.pause = pause
+        self.resume = resume
+        self.compiles: list = []  # (trigger, compile id, start, end, tid)
+        self.breaks: list = []  # (time, compile id, "model.py:12", reason)
+        self._open: dict = {}  # thread -> (trigger, compile id, start)
+        self._since_us = 0
+        self._callbacks = None
+        self._logger = None
+        self._handler = None
+        self._logger_state = None
+
+    def install(self) -> None:
+        from torch._dynamo.callback import callback_handler
+
+        self._since_us = time.time_ns() // 1000
+        callback_handler.register_start_callback(self._started)
+        callback_handler.register_end_callback(self._ended)
+        self._callbacks = callback_handler
+        self._watch_graph_breaks()
+
+    def remove(self) -> None:
+        handler, self._callbacks = self._callbacks, None
+        if handler is not None:  # torch may have cleared its callbacks itself
+            if self._started in handler.start_callbacks:
+                handler.remove_start_callback(self._started)
+            if self._ended in handler.end_callbacks:
+                handler.remove_end_callback(self._ended)
+        if self._logger is not None:
+            self._logger.removeHandler(self._handler)
+            self._logger.setLevel(self._logger_state[0])
+            self._logger.propagate = self._logger_state[1]
+            self._logger = None
+
+    def _watch_graph_breaks(self) -> None:
+        """Listen to Dynamo's graph_breaks log without printing it (unless the user turned it on)."""
+        import torch._dynamo.symbolic_convert as symbolic_convert
+
+        logger = getattr(symbolic_convert, "graph_break_log", None)
+        if logger is None:
+            return
+        self._logger, self._handler = logger, _GraphBreaks(self.breaks)
+        self._logger_state = (logger.level, logger.propagate)
+        if not logger.isEnabledFor(logging.DEBUG):  # off: turn it on for us only
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+        logger.addHandler(self._handler)
+
+    def _started(self, args=None) -> None:
+        # torch before 2.8 calls the callbacks with no argument: the compile id is then the current one
+        compile_id = getattr(args, "compile_id", None)
+        self._open[threading.get_ident()] = (_trigger(args), str(compile_id or _compile_id()), _now())
+        self.pause()
+
+    def _ended(self, args=None) -> None:
+        end = _now()
+        self.resume()
+        tid = threading.get_ident()
+        opened = self._open.pop(tid, None)
+        if opened is not None:
+            trigger, compile_id, start = opened
+            self.compiles.append((trigger, compile_id, start, end, tid))
+
+    def records(self, graphs) -> list[CompileRecord]:
+        """The compile events so far, with Dynamo's metrics; ``graphs``: compile id -> [GraphInfo]."""
+        metrics = _metrics_since(self._since_us)
+        records = []
+        for trigger, compile_id, start, end, tid in self.compiles:
+            backward = trigger == "backward"
+            m = metrics.get((compile_id, not backward)) or (metrics.get((compile_id, True)) if backward else None)
+            mine = [g for g in graphs.get(compile_id, ()) if g.backward == backward]
+            reason = (getattr(m, "recompile_reason", None) or "") if not backward else ""
+            kind = "backward" if backward else "recompile" if reason or not compile_id.endswith("/0") else "compile"
+            records.append(
+                CompileRecord(
+                    kind=kind,
+                    start=start,
+                    end=end,
+                    compile_id=compile_id,
+                    name=getattr(m, "co_name", None) or "",
+                    callsite=_function_line(m),
+                    reason=_first_reason(reason),
+                    graphs=len(mine),
+                    kernels=sum(g.kernels for g in mine),
+                    phases=_phases(m),
+                    cache=_cache_text(m),
+                    tid=tid,
+                )
+            )
+        for at, compile_id, line, reason in self.breaks:
+            records.append(
+                CompileRecord(
+                    kind="graph_break", start=at, end=at, compile_id=compile_id, callsite=(line,), reason=reason
+                )
+            )
+        self.compiles.clear()
+        self.breaks.clear()
+        return records
+
+
+def _trigger(args) -> str:
+    name = getattr(getattr(args, "callback_trigger", None), "name", "")
+    return {"DYNAMO": "frame", "LAZY_BACKWARD": "backward"}.get(name, name.lower() or "frame")
+
+
+def _metrics_since(since_us: int) -> dict:
+    """(compile id, is forward) -> Dynamo's CompilationMetrics of compiles that started since then."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+
+        entries = get_compilation_metrics()
+    except Exception:  # a torch without them: the events keep their times, without names or reasons
+        return {}
+    found = {}
+    for m in entries:
+        if (getattr(m, "start_time_us", None) or 0) >= since_us:
+            found[(str(m.compile_id), getattr(m, "is_forward", True) is not False)] = m
+    return found
+
+
+def _function_line(m) -> tuple:
+    filename, line = getattr(m, "co_filename", None), getattr(m, "co_firstlineno", None)
+    return (callsite.file_line(filename, line),) if filename and line else ()
+
+
+def _first_reason(reason: str) -> str:
+    """Dynamo lists every failed guard, one per line ("0/0: tensor 'x' size mismatch ..."): keep the first."""
+    return reason.strip().splitlines()[0].strip() if reason.strip() else ""
+
+
+def _phases(m) -> dict:
+    """ns spent in each phase itself: {"dynamo": tracing, "aot": AOTAutograd, "inductor": Inductor}."""
+    cumulative = [(name, getattr(m, field, None) or 0) for field, name in _PHASES]
+    phases = {}
+    for (name, total), (_, inner) in zip(cumulative, cumulative[1:] + [("", 0)]):
+        if total:
+            phases[name] = max(total - inner, 0) * 1000
+    return phases
+
+
+def _cache_text(m) -> str:
+    return ", ".join(f"{label} {getattr(m, field)}" for field, label in _CACHES if getattr(m, field, None))

@@ -1,0 +1,388 @@
+"""What an Inductor-compiled graph says about its kernels, read while it is compiled.
+
+Inductor writes each graph as a Python wrapper module whose ``Runner.call`` calls the graph's
+kernels one after the other: C++ kernels (``cpp_fused_gelu_1(buf5, buf6)``), Triton launches
+(``triton_poi_fused_gelu_1.run(buf5, buf6, 8192, stream=stream0)``) and extern calls
+(``extern_kernels.addmm(..., out=buf7)``). With provenance tracking on, Inductor writes a debug
+handle before each call (``# [Provenance debug handles] cpp_fused_gelu_1:3``) and maps each handle
+to the post-grad FX nodes the kernel was generated from; those nodes carry the module stack, the
+user's stack trace, the ATen op they were decomposed from and their shapes.
+
+This module turns that into a :class:`GraphInfo`: the graph's call sites by wrapper line, each
+with the ops it fused. Everything torch-internal about compiled graphs is read here (and in
+``compiled.py``), so a torch version that moves it is handled in one place.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+import torch._guards
+
+from ..records import TensorMeta
+from . import callsite
+from .finalize import to_arg
+
+#: The post-grad node's module stack: ``nn_module_stack`` in forward graphs; backward nodes carry
+#: their forward node's as ``fwd_nn_module_stack``.
+_MODULE_STACK_KEYS = ("nn_module_stack", "fwd_nn_module_stack")
+
+_HANDLE_COMMENT = re.compile(r"#\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)")
+_CPP_KERNEL = re.compile(r"(?ms)^(\w+) = async_compile\.cpp_pybinding\(.*?\bvoid\s+kernel\(([^)]*)\)")
+_TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_AOT_ID = re.compile(r"# AOT ID: \['(\d+)_")
+#: Argument names of Inductor kernels: what the kernel does with the tensor behind each.
+_READ, _WRITE, _BOTH = "read", "write", "both"
+
+
+@dataclass(slots=True)
+class FusedOp:
+    """One post-grad FX node a kernel (or extern call) was generated from: what its record holds."""
+
+    name: str  # "aten::mul"
+    overload: str
+    inputs: tuple
+    outputs: tuple
+    kwargs: tuple
+    module: str  # Dynamo's source of the innermost module: "L['self'].blocks.0.act"; "" if none
+    callsite: tuple  # user frames of the node's stack trace, innermost first: ("model.py:12", ...)
+    origin: str  # the ATen op it was decomposed from: "aten::gelu"
+
+
+@dataclass(slots=True)
+class CallSite:
+    """One call in the wrapper's ``Runner.call``: a kernel (or extern call) and what it fused."""
+
+    kernel: str  # "cpp_fused_gelu_1", "triton_poi_fused_gelu_1", "extern_kernels.addmm"
+    handle: int
+    fused: tuple  # FusedOp, in Inductor's order
+    roles: tuple = ()  # per tensor argument, in call order: "read" | "write" | "both" ("" unknown)
+
+
+@dataclass(slots=True)
+class GraphInfo:
+    """A compiled graph: its name as records show it and its call sites keyed by wrapper line."""
+
+    name: str  # "0/0 forward"
+    compile_id: str  # "0/0"
+    backward: bool
+    sites: dict = field(default_factory=dict)  # wrapper line -> CallSite
+    kernels: int = 0  # C++ kernels and Triton kernels it defines (extern calls excluded)
+    #: Dynamo sources of the roots the module paths start from ("L['self']") -> our path ("MLP").
+    roots: dict = field(default_factory=dict)
+    provenance: bool = True  # False: compiled without Inductor's provenance (before the profile)
+    dynamic: bool = False  # sizes are symbols: argument shapes change between calls
+    #: Ops Inductor left to ATen (``torch.ops.aten.X.default(...)``): (name, overload) -> their call
+    #: sites in wrapper order; the op hook records them, matched in call order.
+    fallbacks: dict = field(default_factory=dict)
+    #: Dynamic graphs: (symbol, graph input index, dim or -1 for an int input) giving each size
+    #: symbol's value at a call, so the fused ops' symbolic shapes can be made concrete.
+    symbols: tuple = ()
+
+
+def graph_name(compile_id: str, backward: bool, inference: bool) -> str:
+    kind = "backward" if backward else "inference" if inference else "forward"
+    return f"{compile_id} {kind}".strip()
+
+
+def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: int) -> GraphInfo:
+    """GraphInfo of a freshly compiled graph: ``compiled`` is Inductor's CompiledFxGraph, ``gm`` its
+    post-grad GraphModule, ``kernel_nodes`` Inductor's ``"kernel:handle" -> [node names]`` map."""
+    kwargs = getattr(compiled, "fx_kwargs", None) or {}
+    backward = bool(kwargs.get("is_backward"))
+    info = GraphInfo(graph_name(compile_id, backward, bool(kwargs.get("is_inference"))), compile_id, backward)
+    source = compiled.source_code or ""
+    nodes = {node.name: node for node in gm.graph.nodes} if gm is not None else {}
+    roles = _cpp_roles(source)
+    fused_of: dict = {}
+    for line, kernel, handle in call_lines(source):
+        key = f"{kernel}:{handle}"
+        fused = fused_of.get(key)
+        if fused is None:
+            names = kernel_nodes.get(key, ())
+            fused = fused_of[key] = tuple(
+                op for op in (_fused_op(nodes[n], stack_depth) for n in names if n in nodes) if op is not None
+            )
+        info.sites[line] = CallSite(kernel, handle, fused, roles.get(kernel, ()))
+    info.kernels = len(kernel_names(source))
+    for line in sorted(info.sites):
+        op = fallback_op(info.sites[line].kernel)
+        if op is not None:
+            info.fallbacks.setdefault(op, []).append(info.sites[line])
+    info.symbols = _input_symbols(gm) if gm is not None else ()
+    info.dynamic = (
+        gm is None
+        or bool(info.symbols)
+        or any(
+            not isinstance(d, int)
+            for node in gm.graph.nodes
+            if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor)
+            for d in node.meta["val"].shape
+        )
+    )
+    return info
+
+
+def _input_symbols(gm) -> tuple:
+    """(symbol, input index, dim) of each size symbol a graph input carries (dim -1: an int input)."""
+    found: dict[str, tuple[int, int]] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for index, node in enumerate(placeholders):
+        value = node.meta.get("val")
+        sizes = [(d, size) for d, size in enumerate(value.shape)] if isinstance(value, torch.Tensor) else [(-1, value)]
+        for dim, size in sizes:
+            if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                found.setdefault(str(size.node.expr), (index, dim))
+    return tuple((name, index, dim) for name, (index, dim) in found.items())
+
+
+def symbol_values(symbols, inputs) -> dict:
+    """{symbol: int} at one call of a dynamic graph, read from its inputs."""
+    values = {}
+    for name, index, dim in symbols:
+        value = inputs[index]
+        values[name] = int(value.shape[dim]) if dim >= 0 else int(value)
+    return values
+
+
+_concrete: dict = {}  # (expression text, values) -> int
+
+
+def concrete(value, values: dict):
+    """A recorded argument with its symbolic sizes ("s0", "2*s0") replaced by their values at a call."""
+    if isinstance(value, TensorMeta):
+        return value._replace(shape=tuple(concrete(d, values) for d in value.shape))
+    if isinstance(value, tuple):
+        return tuple(concrete(v, values) for v in value)
+    if isinstance(value, str) and values:
+        key = (value, tuple(sorted(values.items())))
+        result = _concrete.get(key)
+        if result is None:
+            try:
+                import sympy
+
+                result = int(sympy.sympify(value).subs(values))
+            except (TypeError, ValueError, SyntaxError, AttributeError):  # not a size expression: text stays
+                result = value
+            _concrete[key] = result
+        return result
+    return value
+
+
+def fallback_op(kernel: str):
+    """("aten::_foo", "default") for a call site ``torch.ops.aten._foo.default``; None for a kernel."""
+    parts = kernel.split(".")
+    if parts[:2] == ["torch", "ops"] and len(parts) == 5:
+        return f"{parts[2]}::{parts[3]}", parts[4]
+    return None
+
+
+def current_compile_id() -> str:
+    """Dynamo's id of the compile in progress ("0/1"), "" outside one."""
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    return "" if compile_id is None else str(compile_id)
+
+
+def wrapper_module(compiled):
+    """The Python module Inductor generated for ``compiled`` (its kernels are this module's globals)."""
+    call = getattr(compiled, "current_callable", None)
+    function = getattr(call, "__func__", None)
+    globals_ = getattr(function, "__globals__", None)
+    if globals_ is not None and ("Runner" in globals_ or "call" in globals_):
+        return sys.modules.get(globals_.get("__name__", "")) or _Namespace(globals_)
+    return sys.modules.get("torch._inductor.runtime.compile_tasks." + str(getattr(compiled, "cache_key", "")))
+
+
+class _Namespace:
+    """A module dict seen as a module (the wrapper's module object is not always in sys.modules)."""
+
+    def __init__(self, globals_):
+        self.__dict__ = globals_
+
+
+def wrapper_code(module):
+    """Code objects of the wrapper's Python functions (``Runner.call``...): plumbing, not user code."""
+    for value in list(vars(module).values()):
+        for function in [value, *vars(value).values()] if isinstance(value, type) else [value]:
+            code = getattr(function, "__code__", None)
+            if code is not None:
+                yield code
+
+
+def read_uninstrumented_graph(compiled) -> GraphInfo:
+    """GraphInfo of a graph compiled before the profile (no provenance, no node metadata): its
+    kernels are known by name and line, what they fused is not. Its Dynamo compile id is not
+    kept either: it is named after Inductor's AOT graph id ("aot0 forward")."""
+    kwargs = getattr(compiled, "fx_kwargs", None) or {}
+    backward = bool(kwargs.get("is_backward"))
+    source = compiled.source_code or ""
+    aot = _AOT_ID.search(source)
+    name = graph_name(f"aot{aot.group(1)}" if aot else "", backward, bool(kwargs.get("is_inference")))
+    info = GraphInfo(name, "", backward, provenance=False, dynamic=True)
+    roles = _cpp_roles(source)
+    kernels = kernel_names(source)
+    for line, text in enumerate(source.splitlines(), start=1):
+        for kernel in kernels:
+            if _calls(text, kernel):
+                info.sites[line] = CallSite(kernel, 0, (), roles.get(kernel, ()))
+    info.kernels = len(kernels)
+    return info
+
+
+def kernel_names(source: str) -> list:
+    """The C++ and Triton kernels a wrapper defines (``name = async_compile.cpp_pybinding(`` / ``.triton(``)."""
+    return re.findall(r"(?m)^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", source)
+
+
+def call_lines(source: str):
+    """(wrapper line, kernel, handle) of each call that follows a provenance handle comment."""
+    lines = source.splitlines()
+    for index, text in enumerate(lines):
+        match = _HANDLE_COMMENT.search(text)
+        if match is None:
+            continue
+        kernel, handle = match.group(1), int(match.group(2))
+        for offset in range(index + 1, min(index + 6, len(lines))):
+            if _calls(lines[offset], kernel):
+                yield offset + 1, kernel, handle
+                break
+
+
+def _calls(text: str, kernel: str) -> bool:
+    stripped = text.lstrip()
+    return not stripped.startswith("#") and (f"{kernel}(" in stripped or f"{kernel}.run(" in stripped)
+
+
+def _cpp_roles(source: str) -> dict:
+    """kernel -> role of each pointer argument, from its C++ signature (in_ptr / out_ptr / in_out_ptr)."""
+    roles = {}
+    for match in _CPP_KERNEL.finditer(source):
+        params = [p.strip().split()[-1].lstrip("*") for p in match.group(2).split(",") if p.strip()]
+        roles[match.group(1)] = tuple(pointer_role(p) for p in params)
+    return roles
+
+
+def pointer_role(name: str) -> str:
+    """What a kernel does with the argument called ``name``; "" for a size or other non-tensor."""
+    if name.startswith("in_out_ptr"):
+        return _BOTH
+    if name.startswith("in_ptr"):
+        return _READ
+    if name.startswith("out_ptr"):
+        return _WRITE
+    return ""
+
+
+def triton_roles(kernel) -> tuple:
+    """Roles of a Triton kernel's arguments (a CachingAutotuner), from its signature."""
+    signature = (getattr(kernel, "triton_meta", None) or {}).get("signature") or {}
+    return tuple(pointer_role(name) for name in signature)
+
+
+def _fused_op(node, stack_depth: int) -> FusedOp | None:
+    """The record template of one post-grad node; None for what is no ATen op (getitem, placeholders)."""
+    target = node.target
+    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+        return None
+    schema = target._schema
+    args = tuple(_meta(a) for a in node.args)
+    kwargs = tuple((k, _meta(v)) for k, v in node.kwargs.items())
+    inputs = args + tuple(v for _, v in kwargs)
+    value = node.meta.get("val")
+    outputs = tuple(_meta(v) for v in value) if isinstance(value, (tuple, list)) else (_meta(value),)
+    original = node.meta.get("original_aten")
+    return FusedOp(
+        name=schema.name,
+        overload=target._overloadname,
+        inputs=inputs,
+        outputs=outputs if value is not None else (),
+        kwargs=kwargs,
+        module=_module_source(node),
+        callsite=user_frames(node.meta.get("stack_trace") or "", stack_depth),
+        origin=original._schema.name if isinstance(original, torch._ops.OpOverload) else "",
+    )
+
+
+def _meta(value):
+    """An FX argument as records keep it: a node becomes its value's shape and dtype."""
+    if isinstance(value, torch.fx.Node):
+        value = value.meta.get("val")
+    if isinstance(value, torch.Tensor):
+        return to_arg((tuple(_dim(d) for d in value.shape), value.dtype))
+    if isinstance(value, (list, tuple)):
+        return tuple(_meta(v) for v in value)
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return _dim(value)
+    return to_arg(value)
+
+
+def _dim(size):
+    """A size: an int, or the symbol's text when the graph is dynamic (formulas then give na)."""
+    if isinstance(size, int):
+        return size
+    try:
+        return int(size.node.maybe_as_int()) if size.node.maybe_as_int() is not None else str(size)
+    except AttributeError:
+        return str(size)
+
+
+def _module_source(node) -> str:
+    for key in _MODULE_STACK_KEYS:
+        stack = node.meta.get(key)
+        if stack:
+            entry = list(stack.values())[-1]
+            return entry[0] if isinstance(entry, tuple) else str(entry)
+    return ""
+
+
+def user_frames(stack_trace: str, depth: int) -> tuple:
+    """``("model.py:12", "model.py:20")``: the user frames of a formatted traceback, innermost first."""
+    frames = []
+    for filename, line in reversed(_TRACE_FRAME.findall(stack_trace)):
+        if not callsite.internal_file(filename):
+            frames.append(callsite.file_line(filename, int(line)))
+            if len(frames) == depth:
+                break
+    return tuple(frames)
+
+
+#: ``L['self']``, ``G['model']``: the root a Dynamo source starts from; then its attribute path.
+_ROOT = re.compile(r"^([LG]\['[^']+'\])(.*)$")
+_PART = re.compile(r"\.(\w+)|\[(\d+)\]|\['([^']+)'\]")
+
+
+def split_source(source: str) -> tuple[str, tuple]:
+    """``"L['self'].blocks[0]._modules['act']"`` -> ``("L['self']", ("blocks", "0", "act"))``; the
+    ``_modules`` hops and torch.compile's ``_orig_mod`` wrapper are left out of the path."""
+    match = _ROOT.match(source)
+    if match is None:
+        return "", ()
+    parts = [a or b or c for a, b, c in _PART.findall(match.group(2))]
+    return match.group(1), tuple(p for p in parts if p not in ("_modules", "_orig_mod"))
+
+
+def common_module(paths) -> str:
+    """The deepest module path every one of ``paths`` lies in ("" when they share none)."""
+    split = [p.split(".") for p in paths if p]
+    if not split:
+        return ""
+    common = split[0]
+    for parts in split[1:]:
+        n = 0
+        while n < min(len(common), len(parts)) and common[n] == parts[n]:
+            n += 1
+        common = common[:n]
+    return ".".join(common)
+
+
+def most_common(values) -> tuple:
+    """The value most of ``values`` have (the first of them on a tie); () when there is none."""
+    counts = Counter(v for v in values if v)
+    if not counts:
+        return ()
+    best = max(counts.values())
+    return next(v for v in values if v and counts[v] == best)
