@@ -65,7 +65,9 @@ class Profile:
         :param sort: a column name (``"sil"``: largest device time first); None keeps launch order.
         :param columns: names from :data:`pyprof_live.columns.COLUMNS` (list or ``"idx,op,sil"``).
         :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only.
-        :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"`` or ``"space"`` (for awk).
+        :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"``, ``"space"`` (for awk), or any
+            of tabulate's formats (``"github"`` or ``"pipe"`` for Markdown, ``"grid"``, ``"simple"``...;
+            the footer notes follow after a blank line).
         :param limit: show only the first rows after sorting.
         """
         from .render.text import render_view

@@ -422,7 +422,7 @@ def test_start_stop_again_appends_to_the_same_profile():
     torch.zeros(3)
     p.stop()
     assert [op.name for op in _ops(p)] == ["aten::ones", "aten::zeros"]
-    assert p.raw_ops == []  # the raw tuples are dropped once they are records
+    assert p.session.raw_ops == []  # the raw tuples are dropped once they are records
 
 
 @pytest.mark.e2e
