@@ -23,11 +23,12 @@ from ..gcpause import paused_gc
 from ..records import NO_LINK, OpRecord, RangeRecord, Records
 from . import annotations, callsite, compiled
 from .context import context
-from .finalize import build_op_records
+from .finalize import build_op_records, undecided_direction
 from .functions import FunctionScopes
 from .gpu import select_backend, widen_thread_ids
 from .gpu.torch_internals import torch_profiler_running
 from .modules import ModuleNames
+from .overhead import dispatch_cost_ns
 from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
 
 _now = time.perf_counter_ns
@@ -121,11 +122,15 @@ class CaptureSession:
                 raise CaptureError(
                     "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
                 )
-            if torch_profiler_running():
-                raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
             _active.append(self)
+        if torch_profiler_running():
+            # On a GPU the backend says why it collects no kernels (torch.profiler owns CUPTI).
+            self.meta["warnings"].append(
+                "torch.profiler was recording when this profile started: host times include its own recording"
+            )
         try:
             self._gpu = select_backend(self.gpu, self.meta["warnings"])
+            dispatch_cost_ns()  # calibrated now, before any hook is on, not at stop()
             annotations.install()
             peek = torch._C._autograd._get_sequence_nr()
             if not self._started_once:  # sequence numbers stay relative to the first start
@@ -271,7 +276,7 @@ class CaptureSession:
         ctx = context
         recorder = self._recorder
         if torch._C._current_graph_task_id() == -1:
-            direction = host_direction(ctx.host_dir, torch.is_grad_enabled())
+            direction = host_direction(ctx.host_dir, torch.is_grad_enabled(), ctx.module)
         else:
             direction = backward_facts(ctx, self.param_names)[0]
         scope = FunctionScope(
@@ -351,6 +356,7 @@ class CaptureSession:
             self._frame_cache,
             function_numbers,
             self._resyncs,
+            dispatch_cost_ns(),
         )
         for scope in self.raw_functions:
             ops.append(
@@ -361,7 +367,7 @@ class CaptureSession:
                     tid=scope.tid,
                     kind="function",
                     seq_thread=scope.tid,
-                    dir=scope.dir,
+                    dir=scope.dir or undecided_direction(scope.seq if scope.seq >= 0 else NO_LINK),
                     seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
                     module=scope.module,
                     layer=scope.layers,
