@@ -7,11 +7,13 @@ kernel), and written into the records' link fields:
 2. API call -> op: by ``(pid, external_id)`` when the source pushed ids around ops (CUPTI,
    Kineto), else the innermost op on the launching ``(pid, tid)`` whose interval contains the
    call's start (nsys/nvprof NVTX ranges, Kineto traces whose ids are unusable);
-3. op -> parent op: innermost enclosing op on the same thread;
+3. op -> parent op: innermost enclosing op on the same thread (an op fused into a torch.compile'd
+   kernel call has that call as parent and is never a parent itself);
 4. facts a nested op lacks are inherited from its parent (dir, altseq, module, layer, callsite, mod);
 5. backward op -> forward op: the latest forward op of the same process and autograd counter
    (``seq_thread``) with ``seq == altseq`` that started before it (PyProf's rule, keyed by sequence
-   number, not by position).
+   number, not by position); ops of compiled graphs keep the module and call site Inductor's
+   metadata gave them.
 
 What could not be linked is counted in the returned :class:`Correlation`, never dropped.
 """
@@ -23,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .gcpause import paused_gc
-from .records import NO_LINK
+from .records import FUSED, NO_LINK
 
 _INHERITED_FROM_PARENT = ("module", "layer", "callsite", "mod")
 
@@ -93,7 +95,8 @@ def _link_parents(ops) -> None:
             while open_ops and ops[open_ops[-1]].end <= op.start and ops[open_ops[-1]].start < op.start:
                 open_ops.pop()
             op.parent = open_ops[-1] if open_ops else NO_LINK
-            open_ops.append(i)
+            if op.kind != FUSED:  # an op fused into a kernel call has no time: nothing runs inside it
+                open_ops.append(i)
 
 
 def _inherit_from_parents(ops) -> None:
@@ -134,6 +137,8 @@ def _link_backward_to_forward(ops) -> None:
         if pos < 0:
             continue
         op.fwd = candidates[pos][1]
+        if op.graph:  # compiled code: Inductor's own metadata gave the module and call site of each op
+            continue
         fwd = ops[op.fwd]
         # Backward work is reported where its forward op was written, not where backward() was called.
         for name in _INHERITED_FROM_PARENT:

@@ -8,7 +8,7 @@ correlation or formula also applies to old saved profiles.
 from __future__ import annotations
 
 from .errors import ColumnError
-from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
@@ -30,8 +30,11 @@ class Profile:
         ranges: list[RangeRecord] | None = None,
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
+        compiles: list[CompileRecord] | None = None,
     ):
-        self.records = Records(ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [])
+        self.records = Records(
+            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], compiles or []
+        )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
         self.meta = meta if meta is not None else {}
