@@ -29,8 +29,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import pyprof_live  # noqa: E402
-from tests.real_models import BUILDERS, NEEDS_TRANSFORMERS, TRANSFORMERS_MISSING, build  # noqa: E402
+import pyprof_live
+from tests.real_models import BUILDERS, NEEDS_TRANSFORMERS, TRANSFORMERS_MISSING, build
 
 
 def run_plain(step, steps):

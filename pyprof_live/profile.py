@@ -12,7 +12,12 @@ from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryR
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
+VIEW_NAMES = ("table", "ops", "ops+shape", "ops+params", "kernels", "modules", "overview", "recommendations")
+
+#: The default table is fitted into this many characters (``p.table(width=...)`` overrides it).
+DEFAULT_WIDTH = 100
+#: Default columns that only GPU activity fills: left out of the default table of a CPU-only profile.
+DEVICE_COLUMNS = ("sub", "kernel", "sil", "tc")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -67,7 +72,8 @@ class Profile:
 
         :param sort: a column name (``"sil"``: largest device time first); None keeps launch order.
         :param columns: names from :data:`pyprof_live.columns.COLUMNS` (list or ``"idx,op,sil"``).
-        :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only.
+        :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only;
+            the default columns are fitted into :data:`DEFAULT_WIDTH` unless a width is given.
         :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"``, ``"space"`` (for awk), or any
             of tabulate's formats (``"github"`` or ``"pipe"`` for Markdown, ``"grid"``, ``"simple"``...;
             the footer notes follow after a blank line).
@@ -76,6 +82,8 @@ class Profile:
         from .render.text import render_view
 
         view = self.kernel_view(sort=sort, columns=columns)
+        if width is None and columns is None and fmt == "columns":
+            width = DEFAULT_WIDTH
         return render_view(view, fmt=fmt, width=width, limit=limit)
 
     def kernel_view(self, sort: str | None = None, columns=None):
@@ -83,6 +91,8 @@ class Profile:
         from .report.view import View
         from .report.views import kernel_rows
 
+        if columns is None and not (self.records.kernels or self.records.memops):
+            columns = tuple(c for c in DEFAULT_COLUMNS if c not in DEVICE_COLUMNS)  # always '-' on CPU
         columns = _check_columns(columns)
         rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
         notes = []
@@ -96,38 +106,40 @@ class Profile:
         notes.extend(_footer(self, rows, facts))
         return View("kernels and ops", columns, rows, notes)
 
-    def ops(self, by: str = "op"):
-        """Summary per op name (``by="op"``) or per op and input shapes (``by="op+shape"``)."""
+    def ops(self, by: str = "op", limit: int | None = None):
+        """Summary per op name (``by="op"``) or per op and input shapes and dtypes (``by="op+shape"``;
+        float scalars such as a step size are left out of the group, ``by="op+params"`` keeps them).
+        ``limit``: the first rows only (each view takes it)."""
         from .report.views import op_summary
 
-        return op_summary(self, by)
+        return op_summary(self, by).limited(limit)
 
-    def modules(self):
+    def modules(self, limit: int | None = None):
         """Summary per nn.Module path (inclusive of children), forward and backward."""
         from .report.views import module_summary
 
-        return module_summary(self)
+        return module_summary(self).limited(limit)
 
-    def kernels(self):
+    def kernels(self, limit: int | None = None):
         """Summary per kernel name: calls, total/mean/min/max device time, tensor cores."""
         from .report.views import kernel_summary
 
-        return kernel_summary(self)
+        return kernel_summary(self).limited(limit)
 
-    def overview(self):
+    def overview(self, limit: int | None = None):
         """Where the time went, per direction and kind of device work."""
         from .report.views import overview
 
-        return overview(self)
+        return overview(self).limited(limit)
 
     # -- speed of light and recommendations --------------------------------------------------------
 
-    def recommendations(self):
+    def recommendations(self, limit: int | None = None):
         """What to change, each with the ops/kernels concerned and the time at stake, largest first
         (a View; rules and what each needs: pyprof_live/analysis/recommendations.py)."""
         from .report.recommendations import recommendations
 
-        return recommendations(self)
+        return recommendations(self).limited(limit)
 
     def set_peak(self, peak) -> None:
         """Use these peak figures for every GPU of this profile instead of the built-in table.
@@ -210,6 +222,7 @@ class Profile:
             "table": lambda: self.kernel_view(columns=COLUMN_NAMES),
             "ops": self.ops,
             "ops+shape": lambda: self.ops(by="op+shape"),
+            "ops+params": lambda: self.ops(by="op+params"),
             "kernels": self.kernels,
             "modules": self.modules,
             "overview": self.overview,
@@ -250,6 +263,9 @@ def _sorted(rows, column: str) -> list:
 
 
 def _footer(profile, rows, facts) -> list:
+    from .render.units import duration
+    from .report.views import profiler_time_notes
+
     records = profile.records
     notes = [
         f"{len(rows)} rows: {len(records.kernels)} kernels, {len(records.memops)} memcpy/memset, "
@@ -257,7 +273,7 @@ def _footer(profile, rows, facts) -> list:
     ]
     if facts["unattributed"]:
         notes.append(
-            f"{facts['unattributed']} kernels/memops ({facts['unattributed_time']} ns) were launched "
+            f"{facts['unattributed']} kernels/memops ({duration(facts['unattributed_time'])}) were launched "
             "outside any recorded op: shown as (unattributed)"
         )
     if facts["ops_without_formula"]:
@@ -266,6 +282,7 @@ def _footer(profile, rows, facts) -> list:
             f"{facts['ops_without_formula']} ops ({share:.1f}% of their time) have no flops/bytes formula: shown as na"
         )
     notes.extend(facts.get("notes", []))
+    notes.extend(profiler_time_notes(profile))
     notes.extend(profile.meta.get("warnings", []))
     notes.extend(profile.meta.get("gpu_notes", []))
     return notes

@@ -122,8 +122,8 @@ def check_hand_report(dom) -> None:
     assert bars(dom, "ops") == [("aten::addmm", "kernel", 1100), ("aten::mm", "kernel", 800)]
     assert bars(dom, "kernels") == [("gemm_kernel", "no_tc", 1000), ("mm_kernel", "no_tc", 800)]
     assert [r[0] for r in table_rows(dom, "ops")] == ["aten::addmm", "aten::linear", "aten::mm"]
-    assert table_rows(dom, "kernels")[0][:3] == ["gemm_kernel", "1", "1,000"]
-    assert table_rows(dom, "steps")[0][:2] == ["step 0", "12,500"]
+    assert table_rows(dom, "kernels")[0][:3] == ["gemm_kernel", "1", "1 µs"]  # shown in its unit
+    assert table_rows(dom, "steps")[0][:2] == ["step 0", "12.5 µs"]
     cards = {c.attrs["data-card"]: c.children[1].text() for c in dom.root.find_all("div", **{"class": "card"})}
     assert cards["kernels tied to an op"] == "2 / 2" and cards["bwd ops tied to a fwd op"] == "1 / 1"
     assert cards["GPU busy"] == "14.4%"  # 1800 / 12500

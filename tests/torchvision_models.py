@@ -101,7 +101,9 @@ def _make_divisible(v: float, divisor: int = 8) -> int:
 
 
 class Conv2dNormActivation(nn.Sequential):
-    def __init__(self, cin, cout, kernel_size=3, stride=1, groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU):
+    def __init__(
+        self, cin, cout, kernel_size=3, stride=1, groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU
+    ):
         padding = (kernel_size - 1) // 2
         layers = [nn.Conv2d(cin, cout, kernel_size, stride, padding, groups=groups, bias=False), norm_layer(cout)]
         if activation_layer is not None:
@@ -174,7 +176,9 @@ class MobileNetV3(nn.Module):
         layers = [Conv2dNormActivation(3, setting[0][0], 3, 2, norm_layer=norm_layer, activation_layer=nn.Hardswish)]
         layers.extend(InvertedResidual(*row, norm_layer=norm_layer) for row in setting)
         last_in = setting[-1][3]
-        layers.append(Conv2dNormActivation(last_in, 6 * last_in, 1, norm_layer=norm_layer, activation_layer=nn.Hardswish))
+        layers.append(
+            Conv2dNormActivation(last_in, 6 * last_in, 1, norm_layer=norm_layer, activation_layer=nn.Hardswish)
+        )
         self.features = nn.Sequential(*layers)
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(

@@ -66,23 +66,24 @@ def argument_names(op_name: str, overload: str) -> tuple:
 _params_texts: dict = {}
 
 
-def params_text(op) -> str:
+def params_text(op, floats: bool = True) -> str:
     """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params.
+    ``floats=False`` leaves out float arguments (a step size, a scale that changes every step).
 
     Memoised: a training step repeats the same calls, step after step."""
-    key = (op.name, op.overload, op.inputs, op.kwargs, tuple(map(type, op.inputs)))  # 1 == 1.0 == True
+    key = (op.name, op.overload, op.inputs, op.kwargs, tuple(map(type, op.inputs)), floats)  # 1 == 1.0 == True
     try:
         text = _params_texts.get(key)
     except TypeError:  # an unhashable value inside the arguments
-        return _params_text(op)
+        return _params_text(op, floats)
     if text is None:
         if len(_params_texts) > 100_000:
             _params_texts.clear()
-        text = _params_texts[key] = _params_text(op)
+        text = _params_texts[key] = _params_text(op, floats)
     return text
 
 
-def _params_text(op) -> str:
+def _params_text(op, floats: bool = True) -> str:
     """Live capture appends keyword values to ``inputs`` (schema order); importers keep them only in
     ``kwargs``. Either way each value is shown once, under its schema or keyword name."""
     kw_values = tuple(v for _, v in op.kwargs)
@@ -94,7 +95,7 @@ def _params_text(op) -> str:
     for name, value in named:
         if isinstance(value, TensorMeta) or (isinstance(value, tuple) and value and isinstance(value[0], TensorMeta)):
             tensors.append(value_text(value))
-        elif value is not None:
+        elif value is not None and (floats or type(value) is not float):
             others.append(f"{name}={value_text(value)}")
     return " ".join(tensors + others)
 
