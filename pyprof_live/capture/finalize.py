@@ -162,9 +162,7 @@ def build_op_records(
         numbers.assign(record, raw[R_PEEK], may_number, raw[R_VIEW_INPLACE], info.writes_first_arg)
         records.append(record)
     _relative_node_numbers(records, start_peek, start_tid)
-    for record in records:
-        if record.dir == UNDECIDED:
-            record.dir = undecided_direction(record.seq)
+    _decide_directions(records)
     return records
 
 
@@ -172,6 +170,19 @@ def undecided_direction(seq: int) -> str:
     """An op outside every module and scope is forward when it created an autograd node (a loss
     computed on the model's output); otherwise it is none of fwd, bwd, opt: "other"."""
     return "other" if seq == NO_LINK else "fwd"
+
+
+def _decide_directions(records) -> None:
+    """undecided_direction() for each op outside modules and scopes; a detach right after a forward
+    op on its thread is the dispatch mode's detach of that op's saved output: forward too."""
+    previous: dict = {}  # tid -> dir of the thread's last op
+    for record in records:
+        if record.dir == UNDECIDED:
+            if record.name in _NEVER_NUMBERED and previous.get(record.tid) == "fwd":
+                record.dir = "fwd"
+            else:
+                record.dir = undecided_direction(record.seq)
+        previous[record.tid] = record.dir
 
 
 class _SequenceNumbers:

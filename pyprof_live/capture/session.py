@@ -130,7 +130,6 @@ class CaptureSession:
             )
         try:
             self._gpu = select_backend(self.gpu, self.meta["warnings"])
-            dispatch_cost_ns()  # calibrated now, before any hook is on, not at stop()
             annotations.install()
             peek = torch._C._autograd._get_sequence_nr()
             if not self._started_once:  # sequence numbers stay relative to the first start
@@ -139,6 +138,7 @@ class CaptureSession:
             self._module_names.install()
             self._scopes.install()
             compiled.watch(self._compiled_code_ran_eagerly, self._compiled_code_ran_compiled)
+            dispatch_cost_ns()  # calibrated once, after watch() imported Dynamo and before any op is recorded
             if self._gpu is not None:
                 self._gpu.start()
             self._recorder = OpRecorder(self, self._gpu)
