@@ -33,9 +33,13 @@ def capture(depth: int, skip: int = 2) -> tuple:
     """Up to ``depth`` user frames as ``(code, line)``, innermost first; ``skip`` drops our own frames."""
     frames = []
     frame = sys._getframe(skip)
+    known = _internal_code
     while frame is not None:
         code = frame.f_code
-        if not _is_internal(code):
+        internal = known.get(code)  # _is_internal(), inlined for the frames seen before: this runs per op
+        if internal is None:
+            internal = _is_internal(code)
+        if not internal:
             frames.append((code, frame.f_lineno))
             if len(frames) == depth:
                 break
@@ -44,12 +48,17 @@ def capture(depth: int, skip: int = 2) -> tuple:
 
 
 def format_frames(frames: tuple, cache: dict) -> tuple:
-    """``((code, 52), ...)`` -> ``("train.py:52", ...)``, memoised in ``cache`` across a profile."""
-    out = []
+    """``((code, 52), ...)`` -> ``("train.py:52", ...)``, memoised in ``cache`` across a profile
+    (whole call sites and single frames: a training step repeats both)."""
+    out = cache.get(frames)
+    if out is not None:
+        return out
+    texts = []
     for key in frames:
         text = cache.get(key)
         if text is None:
             text = f"{os.path.basename(key[0].co_filename)}:{key[1]}"
             cache[key] = text
-        out.append(text)
-    return tuple(out)
+        texts.append(text)
+    out = cache[frames] = tuple(texts)
+    return out

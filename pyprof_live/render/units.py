@@ -73,19 +73,39 @@ COLUMN_UNITS = {
 }
 
 
+def _steps(kind: str) -> tuple:
+    """(scale, " suffix", next larger scale, " its suffix") per rung, largest first, for human()."""
+    ladder = UNIT_RULES[kind]["ladder"]
+    return tuple(
+        (scale, " " + suffix, *((ladder[i - 1][0], " " + ladder[i - 1][1]) if i else (scale, " " + suffix)))
+        for i, (scale, suffix) in enumerate(ladder)
+    )
+
+
+_STEPS = {kind: _steps(kind) for kind in UNIT_RULES}
+_FORMATS = {kind: f".{rule['digits']}g" for kind, rule in UNIT_RULES.items()}
+_memo: dict = {kind: {} for kind in UNIT_RULES}  # values repeat from step to step (flops, bytes)
+
+
 def human(value, kind: str) -> str:
     """``value`` (ns, bytes, flops, flop/s or bytes/s as ``kind`` says) with its unit: ``"263 ms"``."""
-    rule = UNIT_RULES[kind]
-    ladder, digits = rule["ladder"], rule["digits"]
-    magnitude = abs(value)
-    for i, (scale, suffix) in enumerate(ladder):
-        if magnitude >= scale or i == len(ladder) - 1:
-            text = f"{value / scale:.{digits}g}"
-            if abs(float(text)) >= 1000 and i > 0:  # 999.7 ms rounds to 1000: say 1 s
-                scale, suffix = ladder[i - 1]
-                text = f"{value / scale:.{digits}g}"
-            return f"{text} {suffix}"
-    raise AssertionError("unreachable: the ladder ends at scale 1")
+    memo = _memo[kind]
+    text = memo.get(value)
+    if text is not None:
+        return text
+    form = _FORMATS[kind]
+    magnitude = -value if value < 0 else value
+    for scale, suffix, larger, larger_suffix in _STEPS[kind]:
+        if magnitude >= scale or scale == 1:
+            number = format(value / scale, form)
+            if "e" in number:  # 999.7 ms rounds to 1000 (.3g writes 1e+03): say 1 s
+                number, suffix = format(value / larger, form), larger_suffix
+            text = number + suffix
+            break
+    if len(memo) > 100_000:
+        memo.clear()
+    memo[value] = text
+    return text
 
 
 def duration(ns) -> str:
