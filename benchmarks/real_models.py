@@ -4,13 +4,17 @@ Models (``tests/real_models.py``): Hugging Face GPT-2, BERT, T5 and Llama built 
 torchvision's resnet18 and mobilenet_v3_small, an nn.LSTM language model; each run records
 ``--steps`` training steps (forward, backward, AdamW). Configurations:
   plain                   no profiler
+  no-op dispatch mode     a TorchDispatchMode that only passes ops on: the floor of any such recorder
+  no-op TorchFunctionMode a TorchFunctionMode that only passes calls on: what recording the API-level
+                          call around the aten ops (torch.nn.functional.linear) would cost at least
   torch.profiler          torch.profiler.profile(record_shapes=True), CPU activity
   pyprof_live             pyprof_live.profile() with its defaults (call sites on)
   pyprof_live sites off   profile(stack_depth=0)
   torch.profiler + table  the same, then prof.key_averages().table()
   pyprof_live + table     profile(), then p.table()
 Cost = process CPU time of a configuration minus that of plain (the profiler's start, recording
-and teardown; with "+ table", the report too), median over ``--rounds`` interleaved rounds,
+and teardown, and a gc.collect() of its garbage; with "+ table", the report too), median over
+``--rounds`` rounds, each running every configuration once in a shuffled order,
 torch.set_num_threads(1). The aggregate sums each side's cost over the models before dividing.
 Before timing, each model is checked to give bit-identical losses, parameters, buffers and
 optimizer state with and without pyprof_live.
@@ -21,12 +25,16 @@ optimizer state with and without pyprof_live.
 from __future__ import annotations
 
 import argparse
+import gc
+import random
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyprof_live
@@ -36,6 +44,22 @@ from tests.real_models import BUILDERS, NEEDS_TRANSFORMERS, TRANSFORMERS_MISSING
 def run_plain(step, steps):
     for _ in range(steps):
         step()
+
+
+class _PassOps(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **kwargs) if kwargs else func(*args)
+
+
+class _PassCalls(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def run_in_mode(mode, step, steps):
+    with mode():
+        for _ in range(steps):
+            step()
 
 
 def run_torch_profiler(step, steps, table=False):
@@ -60,6 +84,8 @@ def run_pyprof_live(step, steps, table=False, **options):
 
 CONFIGS = {
     "plain": run_plain,
+    "no-op dispatch mode": lambda s, n: run_in_mode(_PassOps, s, n),
+    "no-op TorchFunctionMode": lambda s, n: run_in_mode(_PassCalls, s, n),
     "torch.profiler": run_torch_profiler,
     "pyprof_live": run_pyprof_live,
     "pyprof_live sites off": lambda s, n: run_pyprof_live(s, n, stack_depth=0),
@@ -68,6 +94,7 @@ CONFIGS = {
 }
 #: (ours, peer) pairs whose cost ratio is printed.
 RATIOS = (
+    ("no-op dispatch mode", "torch.profiler"),
     ("pyprof_live", "torch.profiler"),
     ("pyprof_live sites off", "torch.profiler"),
     ("pyprof_live + table", "torch.profiler + table"),
@@ -92,10 +119,13 @@ def measure(name: str, rounds: int, steps: int) -> dict:
         step()  # warm-up: optimizer state, allocator, lazy init
     ops = len(run_pyprof_live(step, steps).records.ops)
     times = {config: [] for config in CONFIGS}
+    order = list(CONFIGS)
     for _ in range(rounds):
-        for config, run in CONFIGS.items():
+        random.shuffle(order)  # no configuration always runs after the same one
+        for config in order:
             start = time.process_time()
-            run(step, steps)
+            CONFIGS[config](step, steps)
+            gc.collect()  # each configuration pays for collecting its own garbage, not the next one
             times[config].append(time.process_time() - start)
     median = {config: statistics.median(t) for config, t in times.items()}
     cost = {config: median[config] - median["plain"] for config in CONFIGS}
@@ -109,6 +139,7 @@ def main():
     parser.add_argument("--models", default=",".join(BUILDERS), help="comma-separated, from: " + ", ".join(BUILDERS))
     args = parser.parse_args()
     torch.set_num_threads(1)
+    random.seed(0)
     names = [n for n in args.models.split(",") if n]
     if TRANSFORMERS_MISSING:
         print(f"skipping {', '.join(NEEDS_TRANSFORMERS)}: {TRANSFORMERS_MISSING}")
@@ -117,17 +148,18 @@ def main():
         f"{args.steps} training steps (fwd+bwd+AdamW) per run, cost = process CPU time over plain, "
         f"median of {args.rounds} interleaved rounds, torch {torch.__version__}, 1 thread"
     )
-    heads = " ".join(f"{f'{ours} / {peer}':>22}"[-22:] for ours, peer in RATIOS)
-    print(f"{'model':19} {'ops':>6} {'plain':>8} {'torch.prof':>10} {'pyprof':>8} {'numerics':>9}  ratios: {heads}")
+    print("ratios (cost / cost): " + "; ".join(f"[{i}] {ours} / {peer}" for i, (ours, peer) in enumerate(RATIOS)))
+    heads = " ".join(f"{f'[{i}]':>6}" for i in range(len(RATIOS)))
+    print(f"{'model':19} {'ops':>6} {'plain':>8} {'torch.prof':>10} {'pyprof':>8} {'numerics':>9} {heads}")
     results = {}
     for name in names:
         identical = same_numerics(name, args.steps)
         r = results[name] = measure(name, args.rounds, args.steps)
         per_op = {c: r["cost"][c] / r["ops"] * 1e6 for c in CONFIGS}
-        ratios = " ".join(f"{r['cost'][ours] / r['cost'][peer]:22.2f}" for ours, peer in RATIOS)
+        ratios = " ".join(f"{r['cost'][ours] / r['cost'][peer]:6.2f}" for ours, peer in RATIOS)
         print(
             f"{name:19} {r['ops']:6} {r['plain'] * 1e3:6.0f}ms {per_op['torch.profiler']:8.1f}µs "
-            f"{per_op['pyprof_live']:6.1f}µs {'same' if identical else 'DIFFER':>9}          {ratios}"
+            f"{per_op['pyprof_live']:6.1f}µs {'same' if identical else 'DIFFER':>9} {ratios}"
         )
     ops = sum(r["ops"] for r in results.values())
     total = {c: sum(r["cost"][c] for r in results.values()) for c in CONFIGS}
