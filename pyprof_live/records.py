@@ -143,9 +143,13 @@ class KernelRecord:
     shared_dynamic: int = 0
     graph_id: int = 0
     graph_node_id: int = 0
+    #: A kernel replayed from a CUDA graph: the correlation id of the launch call that issued it while
+    #: the graph was captured (from CUPTI's graph-node records live, by matching replays to captures in
+    #: imports), so correlation ties it to the op recorded at capture; NO_LINK when not known.
+    capture_correlation: int = NO_LINK
     # Link fields, filled by correlation:
-    launch: int = NO_LINK  # ApiRecord index
-    op: int = NO_LINK  # OpRecord index
+    launch: int = NO_LINK  # ApiRecord index (for a replayed kernel: the graph launch)
+    op: int = NO_LINK  # OpRecord index (for a replayed kernel: the op that issued it at capture, when known)
 
 
 @dataclass(slots=True)

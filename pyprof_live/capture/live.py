@@ -3,21 +3,38 @@
 A LiveProfile is a Profile (records, views, exports) that holds a :class:`CaptureSession`, which
 owns the hooks and what they record (``session.py``); ``start``/``stop``/``step`` drive it, and each
 stop appends the session's new records to the profile's.
+
+``profile(report=...)`` prints a report at each stop. It is printed also when the profiled block
+raises (what ran before the error is often what the user came for; the traceback still comes
+last), and the exception propagates unchanged: a report that fails then is a warning, not a second
+error. A profile started and never stopped is stopped at interpreter exit (its hooks and the CUPTI
+subscription released in order) and prints its report there if it has one; without ``report=``
+nothing is printed.
 """
 
 from __future__ import annotations
 
+import atexit
+import warnings
+from collections.abc import Callable
+
 import torch
 
-from ..profile import Profile
+from ..profile import VIEW_NAMES, Profile
 from .session import CaptureSession
+
+#: What profile(report=...) takes besides a callable: a view name, True (= "table") or None/False.
+Report = str | bool | Callable[["LiveProfile"], object] | None
 
 
 class LiveProfile(Profile):
     """A Profile filled by running code under it. Use through :func:`profile`."""
 
-    def __init__(self, steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto"):
+    def __init__(
+        self, steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto", report: Report = None
+    ):
         super().__init__(meta={"source": "live", "torch": torch.__version__, "warnings": []})
+        self.report = _checked_report(report)
         #: The hooks and raw capture state; it writes into this profile's records and meta.
         self.session = CaptureSession(
             self.records, self.meta, steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu
@@ -28,26 +45,55 @@ class LiveProfile(Profile):
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        self.stop()
+        self._stop(raised=exc_type)
         return False
 
     def start(self) -> LiveProfile:
         """Install every hook and start recording (unless a step schedule says to wait)."""
         self.session.start()
+        atexit.register(self._stop_at_exit)
         return self
 
     def stop(self) -> LiveProfile:
         """Remove every hook and build the records; safe to call after an exception."""
+        self._stop(raised=None)
+        return self
+
+    def _stop(self, raised: type[BaseException] | None) -> None:
+        atexit.unregister(self._stop_at_exit)
         self.session.stop()
         self.invalidate()
-        return self
+        if self.report is not None:
+            self._print_report(raised)
+
+    def _stop_at_exit(self) -> None:
+        if self.session.active:
+            self._stop(raised=None)
+
+    def _print_report(self, raised: type[BaseException] | None) -> None:
+        """The report chosen with ``report=``; when the block raised, a failing report only warns."""
+        report = self.report
+        try:
+            if callable(report):
+                report(self)
+                return
+            text = self.table(sort="sil") if report == "table" else str(self.view(report))
+            if raised is not None:
+                text = f"pyprof_live: the profiled code raised {raised.__name__}; what ran before it:\n{text}"
+            print(text, flush=True)
+        except Exception as e:
+            if raised is None:
+                raise
+            warnings.warn(f"pyprof_live: no report ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=4)
 
     def step(self) -> None:
         """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
         self.session.step()
 
 
-def profile(steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto") -> LiveProfile:
+def profile(
+    steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto", report: Report = None
+) -> LiveProfile:
     """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
 
     :param steps: indices of the ``p.step()`` iterations to record (``range(2, 5)``); None = all.
@@ -56,5 +102,19 @@ def profile(steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str
         them); past it ops are no longer recorded and the report says so.
     :param gpu: ``"auto"`` (GPU kernels when CUDA and CUPTI can be used, else a CPU-only report
         with a warning saying why), ``"cupti"`` (raise if they cannot), ``"off"``.
+    :param report: print a report at stop (also when the block raises; the exception propagates
+        unchanged): ``True`` or ``"table"`` (``p.table(sort="sil")``), another view name
+        (``"overview"``, ``"ops"``, ``"modules"``, ``"kernels"``, ``"recommendations"``), or a
+        callable, called with the profile instead. None (default): silent.
     """
-    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu)
+    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu, report=report)
+
+
+def _checked_report(report: Report) -> str | Callable | None:
+    if report is None or report is False:
+        return None
+    if report is True:
+        return "table"
+    if callable(report) or report in VIEW_NAMES:
+        return report
+    raise ValueError(f"report must be True, a view name ({', '.join(VIEW_NAMES)}) or a callable, not {report!r}")

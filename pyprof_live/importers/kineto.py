@@ -62,6 +62,7 @@ from ..records import (
     Unknown,
 )
 from .kineto_checks import event_label, event_problem, first_event_problem, header_problem
+from .kineto_graphs import tie_graph_replays
 from .launches import LaunchingPids
 from .trace_json import Progress, read_trace_events
 
@@ -360,6 +361,7 @@ class _Builder:
         self._wrappers = defaultdict(list)  # (pid, tid, node name) -> op indices of evaluate_function ranges
         self._node_ops: list = []  # op indices of node-apply ops (Fwd thread id > 0, AccumulateGrad)
         self.external_is_correlation = 0
+        self.launch_names: dict = {}  # (pid, correlation) -> kernel name, where launch calls name it (ROCm)
         self.launching_pids = LaunchingPids(())
         self.memory_events = 0
         self.memory_peak: dict = {}
@@ -438,6 +440,8 @@ class _Builder:
         if external == correlation and external != NO_LINK:
             external = NO_LINK
             self.external_is_correlation += 1
+        if "kernel" in args:
+            self.launch_names[(pid, correlation)] = args["kernel"]
         self.apis.append(ApiRecord(event["name"], start, end, correlation, tid, pid, kind, external))
 
     def kernel(self, event: dict) -> None:
@@ -456,6 +460,8 @@ class _Builder:
                 block=tuple(args.get("block", (0, 0, 0))),
                 registers=args.get("registers per thread", 0),
                 shared_static=args.get("shared memory", 0),  # Kineto writes static + dynamic summed
+                graph_id=args.get("graph id", 0),  # CUDA 12+ Kineto; ROCm traces have none
+                graph_node_id=args.get("graph node id", 0),
             )
         )
 
@@ -630,12 +636,26 @@ def devices_from_properties(properties) -> list:
 _MALFORMED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
 
 
-def load_kineto(path, progress: Progress | None = None) -> Profile:
+def load_kineto(path, progress: Progress | None = None, capture=None) -> Profile:
     """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
 
     ``progress(fraction, stage)`` is called once per chunk read (as for :func:`load_nsys`). Raises
     :class:`ProfileFormatError` naming the file for anything that is not a readable Kineto trace.
+
+    Kernels replayed from CUDA/HIP graphs are tied to the ops that issued them while the graph was
+    captured (see :mod:`.kineto_graphs`): captured in the same trace, or in the trace ``capture``
+    names (vLLM and SGLang capture their graphs at start-up, then replay them).
     """
+    profile, builder = _load(path, progress)
+    if capture is None:
+        tie_graph_replays(profile, builder.launch_names)
+    else:
+        captured, capture_builder = _load(capture, None)
+        tie_graph_replays(profile, builder.launch_names, captured, capture_builder.launch_names, capture)
+    return profile
+
+
+def _load(path, progress: Progress | None) -> tuple[Profile, _Builder]:
     builder = _Builder()
     handlers = builder.handlers
     memory = builder.memory
@@ -652,7 +672,7 @@ def load_kineto(path, progress: Progress | None = None) -> Profile:
             problem = event_problem(event, index) or f"{event_label(event, index)} has a value of an unexpected type"
             raise ProfileFormatError(path, problem) from None
         try:
-            return builder.finish(path, header)
+            return builder.finish(path, header), builder
         except _MALFORMED:  # a header entry, or ids that are used only once every event is in
             problem = (
                 header_problem(header)
