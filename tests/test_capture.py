@@ -1,6 +1,7 @@
 """Live capture: sequence numbers, backward -> forward, direction, modules, layers, threads, hooks."""
 
 import re
+import sys
 import threading
 import warnings
 

@@ -107,7 +107,7 @@ def render_columns(rows, columns, heads, width: int | None, units=None) -> str:
     if width is not None:
         widths = _fit(widths, heads, columns, numeric, width)
         texts = [
-            [v if len(v) <= w else _cut(v, w, c in CUT_AT_START) for v in col]
+            tuple([v if len(v) <= w else _cut(v, w, c in CUT_AT_START) for v in col])
             for col, w, c in zip(texts, widths, columns)
         ]
     line = "  ".join(f"{{:{'>' if n else '<'}{w}}}" for n, w in zip(numeric, widths)).format

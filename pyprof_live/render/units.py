@@ -11,8 +11,10 @@ bandwidth and memory sizes are quoted.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: kind -> ladder of (scale, suffix), largest first, and significant digits. Pure data.
-UNIT_RULES = {
+UNIT_RULES: dict[str, dict[str, Any]] = {
     "time": {"ladder": [[1e9, "s"], [1e6, "ms"], [1e3, "µs"], [1, "ns"]], "digits": 3},
     "bytes": {"ladder": [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"], [1, "B"]], "digits": 3},
     "flops": {
@@ -75,7 +77,7 @@ COLUMN_UNITS = {
 
 def _steps(kind: str) -> tuple:
     """(scale, " suffix", next larger scale, " its suffix") per rung, largest first, for human()."""
-    ladder = UNIT_RULES[kind]["ladder"]
+    ladder: list[list[Any]] = UNIT_RULES[kind]["ladder"]
     return tuple(
         (scale, " " + suffix, *((ladder[i - 1][0], " " + ladder[i - 1][1]) if i else (scale, " " + suffix)))
         for i, (scale, suffix) in enumerate(ladder)
@@ -84,28 +86,30 @@ def _steps(kind: str) -> tuple:
 
 _STEPS = {kind: _steps(kind) for kind in UNIT_RULES}
 _FORMATS = {kind: f".{rule['digits']}g" for kind, rule in UNIT_RULES.items()}
-_memo: dict = {kind: {} for kind in UNIT_RULES}  # values repeat from step to step (flops, bytes)
+_memo: dict[str, dict[Any, str]] = {kind: {} for kind in UNIT_RULES}  # values repeat from step to step (flops, bytes)
 
 
 def human(value, kind: str) -> str:
     """``value`` (ns, bytes, flops, flop/s or bytes/s as ``kind`` says) with its unit: ``"263 ms"``."""
     memo = _memo[kind]
     text = memo.get(value)
-    if text is not None:
-        return text
+    if text is None:
+        if len(memo) > 100_000:
+            memo.clear()
+        text = memo[value] = _with_unit(value, kind)
+    return text
+
+
+def _with_unit(value, kind: str) -> str:
     form = _FORMATS[kind]
     magnitude = -value if value < 0 else value
     for scale, suffix, larger, larger_suffix in _STEPS[kind]:
-        if magnitude >= scale or scale == 1:
+        if magnitude >= scale or scale == 1:  # the last rung (scale 1) takes what is left
             number = format(value / scale, form)
             if "e" in number:  # 999.7 ms rounds to 1000 (.3g writes 1e+03): say 1 s
                 number, suffix = format(value / larger, form), larger_suffix
-            text = number + suffix
-            break
-    if len(memo) > 100_000:
-        memo.clear()
-    memo[value] = text
-    return text
+            return number + suffix
+    raise AssertionError(f"every ladder of UNIT_RULES ends at scale 1 ({kind})")
 
 
 def duration(ns) -> str:
