@@ -9,8 +9,8 @@ otherwise.
 ``profiler`` is the time live capture spent in its own hooks (``OpRecord.overhead``: measured around
 each op, plus the calibrated cost of routing the op into the hook, capture/overhead.py). That time
 lies outside every op's own interval, so the sweep first charged it to what was around it: it is
-taken back from ``other``, then (inside a recorded Python function or a DataLoader fetch) from
-``cpu_exec`` and ``dataloader``. The eight parts add up to the step's duration exactly.
+taken back from ``other``, then (inside a DataLoader fetch or a recorded Python function) from
+``dataloader`` and ``cpu_exec``. The eight parts add up to the step's duration exactly.
 
 Steps are the live ``p.step()`` ranges (RangeRecord kind ``step``), else Kineto's ``ProfilerStep#N``
 record_function ranges, else one window spanning the whole profile.
@@ -26,7 +26,7 @@ from ..records import DATALOADER_PREFIX
 
 CATEGORIES = ("kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "profiler", "other")
 #: Where the profiler's own time is taken back from, in order (see the module docstring).
-_PROFILER_SOURCES = ("other", "cpu_exec", "dataloader")
+_PROFILER_SOURCES = ("other", "dataloader", "cpu_exec")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")
 WHOLE_PROFILE = "(whole profile)"
 _PROFILER_STEP = re.compile(r"ProfilerStep#\d+$")
