@@ -66,11 +66,28 @@ def argument_names(op_name: str, overload: str) -> tuple:
 _params_texts: dict = {}
 
 
+_by_identity: dict = {}  # (id(inputs), id(kwargs), name, overload, floats) -> (inputs, kwargs, text)
+
+
 def params_text(op, floats: bool = True) -> str:
     """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params.
     ``floats=False`` leaves out float arguments (a step size, a scale that changes every step).
 
-    Memoised: a training step repeats the same calls, step after step."""
+    Memoised: a training step repeats the same calls, step after step. Live capture gives the calls
+    with the same arguments one shared ``inputs`` tuple, so they are found by identity first
+    (hashing the arguments again for each call was the costliest part of a table)."""
+    ident = (id(op.inputs), id(op.kwargs), op.name, op.overload, floats)
+    hit = _by_identity.get(ident)
+    if hit is not None and hit[0] is op.inputs and hit[1] is op.kwargs:
+        return hit[2]
+    text = _params_text_by_value(op, floats)
+    if len(_by_identity) > 100_000:
+        _by_identity.clear()
+    _by_identity[ident] = (op.inputs, op.kwargs, text)  # holding them keeps their ids theirs
+    return text
+
+
+def _params_text_by_value(op, floats: bool) -> str:
     key = (op.name, op.overload, op.inputs, op.kwargs, tuple(map(type, op.inputs)), floats)  # 1 == 1.0 == True
     try:
         text = _params_texts.get(key)
@@ -94,7 +111,7 @@ def _params_text(op, floats: bool = True) -> str:
     for i, value in enumerate(positional):
         if _is_tensor_value(value):
             tensors.append(value_text(value))
-        elif value is not None:
+        elif value is not None and (floats or type(value) is not float):
             if names is None:
                 names = argument_names(op.name, op.overload)
             others.append(f"{names[i] if i < len(names) else f'arg{i}'}={value_text(value)}")
