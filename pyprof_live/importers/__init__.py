@@ -11,6 +11,7 @@ from ..errors import ProfileFormatError
 # What a file starts with, for the importers that check it (submodules import these from here).
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
 
 
 def unreadable(path, error: OSError) -> ProfileFormatError:
@@ -22,12 +23,40 @@ def unreadable(path, error: OSError) -> ProfileFormatError:
     return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
-def load(path, progress=None):
-    """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
+def load(path, progress=None, capture=None, provenance=None):
+    """Read a saved profile (``.pplive``, or Parquet from a run directory), an Nsight Systems or nvprof
+    SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
+    ``capture`` and ``provenance`` are :func:`~pyprof_live.importers.kineto.load_kineto`'s, for
+    PyTorch profiler traces only.
     """
     path = Path(path)
+    kind = file_kind(path)
+    if kind != "kineto" and (capture is not None or provenance is not None):
+        raise ProfileFormatError(
+            path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
+        )
+    if kind == "nsys":
+        from .nsys import load_nsys
+
+        return load_nsys(path, progress=progress)
+    if kind == "columnar":
+        from .saved import load_columnar
+
+        return load_columnar(path)
+    if kind == "saved":
+        from .saved import load_saved
+
+        return load_saved(path)
+    from .kineto import load_kineto
+
+    return load_kineto(path, progress=progress, capture=capture, provenance=provenance)
+
+
+def file_kind(path) -> str:
+    """What a file holds, from its first bytes: "nsys" (SQLite: nsys or nvprof), "columnar" (Parquet),
+    "saved" (a saved profile) or "kineto" (JSON); ProfileFormatError for anything else."""
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
@@ -36,9 +65,9 @@ def load(path, progress=None):
     if not head:
         raise ProfileFormatError(path, "file is empty")
     if head.startswith(SQLITE_MAGIC):
-        from .nsys import load_nsys
-
-        return load_nsys(path, progress=progress)
+        return "nsys"
+    if head.startswith(PARQUET_MAGIC):
+        return "columnar"
     text = head
     if head.startswith(GZIP_MAGIC):
         try:
@@ -49,13 +78,9 @@ def load(path, progress=None):
     from ..store.savefile import is_saved_profile
 
     if is_saved_profile(text):
-        from .saved import load_saved
-
-        return load_saved(path)
+        return "saved"
     if text.lstrip()[:1] in (b"{", b"["):
-        from .kineto import load_kineto
-
-        return load_kineto(path, progress=progress)
+        return "kineto"
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "

@@ -1,12 +1,20 @@
-"""Saved profiles (``p.save(path)``) -> Profile; the file format itself is ``store/savefile.py``'s."""
+"""Saved profiles (``p.save(path)``, a run directory's Parquet files) -> Profile; the file formats
+themselves are ``store/savefile.py``'s and ``store/columnar.py``'s."""
 
 from __future__ import annotations
 
 from ..profile import Profile
+from ..store.columnar import read_profile
 from ..store.savefile import read_saved
 
 
 def load_saved(path) -> Profile:
     """Read a profile written by ``Profile.save``."""
     lists, meta = read_saved(path)
+    return Profile(meta=meta, **lists)
+
+
+def load_columnar(path) -> Profile:
+    """Read one worker's Parquet file of a run directory (``profile(logdir=...)``, ``Run.save``)."""
+    lists, meta = read_profile(path)
     return Profile(meta=meta, **lists)
