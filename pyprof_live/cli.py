@@ -281,7 +281,7 @@ def _export(profile, args) -> int:
         problem = _unwritable(path)
         if problem:
             return _cannot_write(what, path, problem)
-    created = []
+    created: list[str] = []
     for path, what, write in exports:
         existed = os.path.lexists(path)
         try:

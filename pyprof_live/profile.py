@@ -7,9 +7,16 @@ correlation or formula also applies to old saved profiles.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import ColumnError
 from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
+
+if TYPE_CHECKING:
+    from .analysis.peaks import GpuPeak
+    from .correlate import Correlation
+    from .report.view import View
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
 VIEW_NAMES = ("table", "ops", "ops+shape", "ops+params", "kernels", "modules", "overview", "recommendations")
@@ -43,11 +50,16 @@ class Profile:
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
         self.meta = meta if meta is not None else {}
-        self._correlation = None
+        self._correlation: Correlation | None = None
 
     @property
-    def correlation(self):
+    def correlation(self) -> Correlation:
         """Link counts; computing them fills every record's link fields (once, on first use)."""
+        return self.link()
+
+    def link(self) -> Correlation:
+        """Fill every record's link fields (kernel -> launch -> op, bwd -> fwd) unless done since the
+        records last changed, and return the link counts. Views call it before reading links."""
         if self._correlation is None:
             from .correlate import correlate
 
@@ -86,7 +98,7 @@ class Profile:
             width = DEFAULT_WIDTH
         return render_view(view, fmt=fmt, width=width, limit=limit)
 
-    def kernel_view(self, sort: str | None = None, columns=None):
+    def kernel_view(self, sort: str | None = None, columns=None) -> View:
         """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
         from .report.view import View
         from .report.views import kernel_rows
@@ -106,7 +118,7 @@ class Profile:
         notes.extend(_footer(self, rows, facts))
         return View("kernels and ops", columns, rows, notes)
 
-    def ops(self, by: str = "op", limit: int | None = None):
+    def ops(self, by: str = "op", limit: int | None = None) -> View:
         """Summary per op name (``by="op"``) or per op and input shapes and dtypes (``by="op+shape"``;
         float scalars such as a step size are left out of the group, ``by="op+params"`` keeps them).
         ``limit``: the first rows only (each view takes it)."""
@@ -114,19 +126,19 @@ class Profile:
 
         return op_summary(self, by).limited(limit)
 
-    def modules(self, limit: int | None = None):
+    def modules(self, limit: int | None = None) -> View:
         """Summary per nn.Module path (inclusive of children), forward and backward."""
         from .report.views import module_summary
 
         return module_summary(self).limited(limit)
 
-    def kernels(self, limit: int | None = None):
+    def kernels(self, limit: int | None = None) -> View:
         """Summary per kernel name: calls, total/mean/min/max device time, tensor cores."""
         from .report.views import kernel_summary
 
         return kernel_summary(self).limited(limit)
 
-    def overview(self, limit: int | None = None):
+    def overview(self, limit: int | None = None) -> View:
         """Where the time went, per direction and kind of device work."""
         from .report.views import overview
 
@@ -134,14 +146,14 @@ class Profile:
 
     # -- speed of light and recommendations --------------------------------------------------------
 
-    def recommendations(self, limit: int | None = None):
+    def recommendations(self, limit: int | None = None) -> View:
         """What to change, each with the ops/kernels concerned and the time at stake, largest first
         (a View; rules and what each needs: pyprof_live/analysis/recommendations.py)."""
         from .report.recommendations import recommendations
 
         return recommendations(self).limited(limit)
 
-    def set_peak(self, peak) -> None:
+    def set_peak(self, peak: GpuPeak | str | None) -> None:
         """Use these peak figures for every GPU of this profile instead of the built-in table.
 
         :param peak: a :class:`~pyprof_live.analysis.peaks.GpuPeak` with your own figures, a name the
@@ -162,7 +174,7 @@ class Profile:
             raise TypeError(f"set_peak takes a GpuPeak, a GPU name or None, not {type(peak).__name__}")
         self.meta["peak"] = peak.as_dict()
 
-    def peak(self, device: int | None = None):
+    def peak(self, device: int | None = None) -> GpuPeak | None:
         """The GpuPeak the roofline uses for ``device`` (default: the first GPU that ran kernels), or None.
 
         Figures chosen with :meth:`set_peak` are in use for any device, also before any kernel ran
@@ -216,7 +228,7 @@ class Profile:
 
         write_html_report(self, path)
 
-    def view(self, name: str):
+    def view(self, name: str) -> View:
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
         views = {
             "table": lambda: self.kernel_view(columns=COLUMN_NAMES),

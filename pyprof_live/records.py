@@ -30,6 +30,11 @@ DIRECTIONS = ("fwd", "bwd", "opt", "recompute", "other")
 
 #: record_function range (``RangeRecord.name``) that PyTorch's DataLoader opens around fetching a batch.
 DATALOADER_PREFIX = "enumerate(DataLoader)#"
+#: record_function ranges torch opens that set the dir of the ops inside them (innermost wins),
+#: live and in traces alike: the optimizer's step and zero_grad, the DataLoader's fetch.
+SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", "opt"), (DATALOADER_PREFIX, "other"))
+#: record_function ranges kept as ranges (not ops) when a trace holds them: the profiler's step and SCOPE_DIRS.
+RANGE_PREFIXES = ("ProfilerStep#", *(prefix for prefix, _ in SCOPE_DIRS))
 
 
 class TensorMeta(NamedTuple):
@@ -54,6 +59,15 @@ class Unknown(NamedTuple):
 #: One op argument as records keep it: a TensorMeta, a tuple of TensorMeta (tensor lists such as
 #: ``aten::cat``'s), a plain Python value (int, float, bool, str, None, tuple of numbers), or Unknown.
 Arg = TensorMeta | tuple | int | float | bool | str | None | Unknown
+
+
+def positional_inputs(op) -> tuple:
+    """``op.inputs`` without the keyword values live capture appends to them (in schema order, and
+    names in ``op.kwargs`` too); importers keep keyword values only in ``op.kwargs``."""
+    inputs, kwargs = op.inputs, op.kwargs
+    if kwargs and len(inputs) >= len(kwargs) and inputs[len(inputs) - len(kwargs) :] == tuple(v for _, v in kwargs):
+        return inputs[: len(inputs) - len(kwargs)]
+    return inputs
 
 
 @dataclass(slots=True)

@@ -92,6 +92,7 @@ class LiveProfile(Profile):
             if callable(report):
                 report(self)
                 return
+            assert isinstance(report, str)  # _checked_report: a view name when not callable
             text = self.table(sort="sil") if report == "table" else str(self.view(report))
             if raised is not None:
                 text = f"pyprof_live: the profiled code raised {raised.__name__}; what ran before it:\n{text}"

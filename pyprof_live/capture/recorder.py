@@ -14,9 +14,10 @@ from threading import get_ident
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..records import DATALOADER_PREFIX
+from ..records import SCOPE_DIRS
 from . import callsite
 from .context import context
+from .gpu import GpuBackend
 
 _Tensor = torch.Tensor
 _now = time.perf_counter_ns
@@ -39,8 +40,7 @@ UNDECIDED = ""
 #: Scope dir of ``zero_grad``: every op inside is "opt" (a step's ops with grad enabled are a
 #: closure's forward, those of zero_grad never are).
 _ZERO_GRAD = "zero_grad"
-#: record_function ranges that set the dir of the ops inside them (innermost wins).
-_SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", _ZERO_GRAD), (DATALOADER_PREFIX, "other"))
+_ZERO_GRAD_PREFIX = "Optimizer.zero_grad#"
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
@@ -106,7 +106,7 @@ def backward_facts(ctx, param_names: dict) -> tuple:
     if node_seq == NO_SEQUENCE:
         node_seq = -1
         if node == _ACCUMULATE_GRAD:
-            param = param_names.get(id(current.variable))
+            param = param_names.get(id(current.variable))  # type: ignore[attr-defined]  # AccumulateGrad's tensor
     # Reentrant checkpointing re-runs forward inside its Function's backward node.
     direction = "recompute" if ctx.recompute or node == _REENTRANT_CHECKPOINT else "bwd"
     return direction, node, node_seq, param
@@ -159,7 +159,7 @@ class _OpInfo:
 class OpRecorder(TorchDispatchMode):
     """Records ops while ``recording`` is true; passes them through untouched otherwise."""
 
-    def __init__(self, session, gpu=None):
+    def __init__(self, session, gpu: GpuBackend | None = None):
         super().__init__()
         self.session = session
         self.gpu = gpu  # a GPU backend: push/pop the op's id around it (CUPTI external correlation)
@@ -292,8 +292,11 @@ class OpRecorder(TorchDispatchMode):
 
 
 def _scope_dir(name: str) -> str:
-    """The dir a record_function range gives the ops inside it, "" when it gives none."""
-    return next((direction for prefix, direction in _SCOPE_DIRS if name.startswith(prefix)), "")
+    """The dir a record_function range gives the ops inside it, "" when it gives none (zero_grad's is
+    kept apart from the step's: see _ZERO_GRAD)."""
+    if name.startswith(_ZERO_GRAD_PREFIX):
+        return _ZERO_GRAD
+    return next((direction for prefix, direction in SCOPE_DIRS if name.startswith(prefix)), "")
 
 
 def warn_cap(max_ops: int) -> None:

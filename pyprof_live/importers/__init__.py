@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ProfileFormatError
+from ..profile import Profile
+from ..store.savefile import is_saved_profile
 
 # What a file starts with, for the importers that check it (submodules import these from here).
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -23,7 +27,58 @@ def unreadable(path, error: OSError) -> ProfileFormatError:
     return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
-def load(path, progress=None, capture=None, provenance=None):
+@dataclass(frozen=True)
+class Importer:
+    """One kind of file ``load`` reads: how to recognise it, and the function that reads it.
+
+    ``recognizes(head, text)`` gets the file's first 4 KiB as stored (``head``) and, for a gzip'd
+    file, the first 4 KiB of its content (``text``; else the same bytes). ``read(path, progress,
+    **options)`` imports its module only when such a file comes; ``options`` names the keyword
+    arguments of ``load`` it takes. A new importer is one more entry in ``IMPORTERS``.
+    """
+
+    kind: str  # what file_kind() says of its files
+    recognizes: Callable[[bytes, bytes], bool]
+    read: Callable[..., Profile]
+    options: tuple[str, ...] = ()
+
+
+def _read_sqlite(path: Path, progress: Callable | None) -> Profile:
+    from .nsys import load_nsys  # tells Nsight Systems and nvprof exports apart by their tables
+
+    return load_nsys(path, progress=progress)
+
+
+def _read_columnar(path: Path, progress: Callable | None) -> Profile:
+    from .saved import load_columnar
+
+    return load_columnar(path)
+
+
+def _read_saved(path: Path, progress: Callable | None) -> Profile:
+    from .saved import load_saved
+
+    return load_saved(path)
+
+
+def _read_kineto(path: Path, progress: Callable | None, **options) -> Profile:
+    from .kineto import load_kineto
+
+    return load_kineto(path, progress=progress, **options)
+
+
+#: In the order they are tried.
+IMPORTERS = [
+    Importer("nsys", lambda head, _: head.startswith(SQLITE_MAGIC), _read_sqlite),  # nsys or nvprof SQLite
+    Importer("columnar", lambda head, _: head.startswith(PARQUET_MAGIC), _read_columnar),  # a run's Parquet
+    Importer("saved", lambda _, text: is_saved_profile(text), _read_saved),
+    Importer(
+        "kineto", lambda _, text: text.lstrip()[:1] in (b"{", b"["), _read_kineto, options=("capture", "provenance")
+    ),
+]
+
+
+def load(path, progress=None, capture=None, provenance=None) -> Profile:
     """Read a saved profile (``.pplive``, or Parquet from a run directory), an Nsight Systems or nvprof
     SQLite export, or a PyTorch profiler trace.
 
@@ -32,31 +87,22 @@ def load(path, progress=None, capture=None, provenance=None):
     PyTorch profiler traces only.
     """
     path = Path(path)
-    kind = file_kind(path)
-    if kind != "kineto" and (capture is not None or provenance is not None):
+    importer = _importer_of(path)
+    options = {name: value for name, value in (("capture", capture), ("provenance", provenance)) if value is not None}
+    if set(options) - set(importer.options):
         raise ProfileFormatError(
             path, "a graph capture trace or a provenance log goes with a PyTorch profiler trace, not this file"
         )
-    if kind == "nsys":
-        from .nsys import load_nsys
-
-        return load_nsys(path, progress=progress)
-    if kind == "columnar":
-        from .saved import load_columnar
-
-        return load_columnar(path)
-    if kind == "saved":
-        from .saved import load_saved
-
-        return load_saved(path)
-    from .kineto import load_kineto
-
-    return load_kineto(path, progress=progress, capture=capture, provenance=provenance)
+    return importer.read(path, progress, **options)
 
 
 def file_kind(path) -> str:
     """What a file holds, from its first bytes: "nsys" (SQLite: nsys or nvprof), "columnar" (Parquet),
     "saved" (a saved profile) or "kineto" (JSON); ProfileFormatError for anything else."""
+    return _importer_of(path).kind
+
+
+def _importer_of(path) -> Importer:
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
@@ -64,10 +110,6 @@ def file_kind(path) -> str:
         raise unreadable(path, error) from None
     if not head:
         raise ProfileFormatError(path, "file is empty")
-    if head.startswith(SQLITE_MAGIC):
-        return "nsys"
-    if head.startswith(PARQUET_MAGIC):
-        return "columnar"
     text = head
     if head.startswith(GZIP_MAGIC):
         try:
@@ -75,12 +117,9 @@ def file_kind(path) -> str:
                 text = f.read(4096)
         except (OSError, EOFError, zlib.error) as e:
             raise ProfileFormatError(path, f"damaged gzip data ({e})") from None
-    from ..store.savefile import is_saved_profile
-
-    if is_saved_profile(text):
-        return "saved"
-    if text.lstrip()[:1] in (b"{", b"["):
-        return "kineto"
+    for importer in IMPORTERS:
+        if importer.recognizes(head, text):
+            return importer
     raise ProfileFormatError(
         path,
         "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import ProfileFormatError
 from ..gcpause import paused_gc
+from ..records import MemoryRecord
 from . import SQLITE_MAGIC, unreadable
 
 #: CUpti_ActivityMemcpyKind, the ``copyKind`` of nsys and nvprof memcpy rows.
@@ -36,6 +37,12 @@ COPY_KINDS = {
     12: "DtoH",
     13: "DtoD",
 }
+
+
+def memory_record(kind: str, start, end, size, copy, device, stream, correlation, pid) -> MemoryRecord:
+    """One row of a memcpy/memset table (nsys and nvprof share the columns; ``copy`` is the copyKind)."""
+    direction = COPY_KINDS.get(copy, "") if kind == "memcpy" else ""
+    return MemoryRecord(kind, start, end, size, direction, device, stream, correlation, pid)
 
 
 def decode(value):

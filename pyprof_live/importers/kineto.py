@@ -46,6 +46,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 
+from ..correlate import innermost_open
 from ..errors import ProfileFormatError
 from ..formulas.dtypes import canonical_dtype
 from ..gcpause import paused_gc
@@ -53,6 +54,7 @@ from ..profile import Profile
 from ..records import (
     COMPILED,
     NO_LINK,
+    RANGE_PREFIXES,
     ApiRecord,
     DeviceInfo,
     KernelRecord,
@@ -139,7 +141,7 @@ class _ArgParser:
         types = args.get("Input type") or ()
         strides = args.get("Input Strides") or ()
         concrete = args.get("Concrete Inputs") or ()
-        out = []
+        out: list = []
         for i, shape in enumerate(dims):
             kind = types[i] if i < len(types) else ""
             stride = strides[i] if i < len(strides) else None
@@ -245,32 +247,20 @@ class _PythonStacks:
             self._sweep(key[0], events, thread_ops)
 
     def _sweep(self, pid: int, events: list, ops: list) -> None:
-        open_events: list = []
-        k = 0
-        for op in ops:
-            t = op.start
-            while k < len(events) and events[k][2] <= t:
-                event = events[k]
-                while open_events and open_events[-1][3] < event[2]:
-                    open_events.pop()
-                open_events.append(event)
-                k += 1
-            while open_events and open_events[-1][3] < t:
-                open_events.pop()
-            for event in reversed(open_events):
-                if event[3] >= t:
-                    callsite, module = self._context_of(pid, event[4])
-                    if not op.callsite:
-                        op.callsite = callsite
-                    if not op.module:
-                        op.module = module
-                    break
+        spans = [(event[2], event[3], event) for event in events]
+        for op, event in zip(ops, innermost_open([op.start for op in ops], spans)):
+            if event is not None:
+                callsite, module = self._context_of(pid, event[4])
+                if not op.callsite:
+                    op.callsite = callsite
+                if not op.module:
+                    op.module = module
 
     def _context_of(self, pid: int, python_id) -> tuple:
         """Memoised walk up the Python parent chain; iterative, as stacks can be deep. A chain that
         comes back to itself (a damaged trace: an event its own parent) ends where it loops."""
         context = self._context
-        chain = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
+        chain: dict = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
         key = (pid, python_id)
         while key not in context and key in self._links and key not in chain:
             chain[key] = None
@@ -309,7 +299,6 @@ def _call_stack(text: str, cache: dict) -> tuple:
 # Building records
 
 _EVALUATE_FUNCTION = "autograd::engine::evaluate_function: "
-_RANGE_PREFIXES = ("ProfilerStep#", "Optimizer.step#", "Optimizer.zero_grad#", "enumerate(DataLoader)#")
 _NUMBER = re.compile(r"-?\d+")
 _PROFILER_FLAGS = ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules")
 _DEVICE_TYPES = {0: "cpu", 1: "cuda"}
@@ -399,7 +388,7 @@ class _Builder:
         name = event["name"]
         start, end = event_times(event)
         pid, tid = host_ids(event)
-        if name.startswith(_RANGE_PREFIXES):
+        if name.startswith(RANGE_PREFIXES):
             self.ranges.append(RangeRecord(name, start, end, tid, pid, "record_function"))
             return
         args = event.get("args") or {}

@@ -282,7 +282,7 @@ def _module_tree(modules, device: bool) -> str:
         '<div class="tree" data-chart="modules">',
     ]
     depths = [r["module"].count(".") for r in rows]
-    open_depths = []
+    open_depths: list[int] = []
     for i, row in enumerate(rows):
         depth = depths[i]
         while open_depths and open_depths[-1] >= depth:

@@ -38,7 +38,7 @@ _JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
 
 def _stored_fields(cls) -> dict:
     """Field name -> JSON type of its saved values, for the fields a saved profile holds, in order."""
-    return {f.name: _JSON_TYPES[f.type] for f in dataclasses.fields(cls) if f.name not in _LINK_FIELDS}
+    return {f.name: _JSON_TYPES[str(f.type)] for f in dataclasses.fields(cls) if f.name not in _LINK_FIELDS}
 
 
 #: Per record list: the fields saved, and those a file must hold (no default to fall back on).
