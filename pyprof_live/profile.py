@@ -10,7 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import ColumnError
-from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import (
+    AllocRecord,
+    ApiRecord,
+    CompileRecord,
+    DeviceInfo,
+    KernelRecord,
+    MemoryRecord,
+    OpRecord,
+    RangeRecord,
+    Records,
+)
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 if TYPE_CHECKING:
@@ -19,7 +29,7 @@ if TYPE_CHECKING:
     from .report.view import View
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "ops+params", "kernels", "modules", "overview", "recommendations")
+VIEW_NAMES = ("table", "ops", "ops+shape", "ops+params", "kernels", "modules", "overview", "recommendations", "memory")
 
 #: The default table is fitted into this many characters (``p.table(width=...)`` overrides it).
 DEFAULT_WIDTH = 100
@@ -43,9 +53,17 @@ class Profile:
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
         compiles: list[CompileRecord] | None = None,
+        allocs: list[AllocRecord] | None = None,
     ):
         self.records = Records(
-            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], compiles or []
+            ops or [],
+            apis or [],
+            kernels or [],
+            memops or [],
+            ranges or [],
+            devices or [],
+            compiles or [],
+            allocs or [],
         )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
@@ -138,6 +156,14 @@ class Profile:
 
         return kernel_summary(self).limited(limit)
 
+    def memory(self, by: str = "op", limit: int | None = None) -> View:
+        """What was live on each device at its memory peak, by the op (``by="op"``) or module
+        (``by="module"``) that allocated it, with what each allocated in all; the notes give each
+        device's peak. Sources: Kineto ``[memory]`` events (profile_memory=True), live allocations."""
+        from .report.memory import memory_summary
+
+        return memory_summary(self, by).limited(limit)
+
     def overview(self, limit: int | None = None) -> View:
         """Where the time went, per direction and kind of device work."""
         from .report.views import overview
@@ -222,11 +248,11 @@ class Profile:
         return write_chrome_trace(self, path)
 
     def save_html(self, path) -> None:
-        """Write a self-contained HTML report (no network needed to view it): step breakdown, top ops
-        and kernels, recommendations, module tree, with sortable tables."""
-        from .render.html_report import write_html_report
+        """Write the dashboard of this profile as one self-contained file (opens offline, fetches nothing):
+        the pages of ``pyprof-live serve`` (overview, operators, kernels, modules, trace, memory)."""
+        from .render.html_app import write_one_file_page
 
-        write_html_report(self, path)
+        write_one_file_page(self, path)
 
     def view(self, name: str) -> View:
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
@@ -239,6 +265,7 @@ class Profile:
             "modules": self.modules,
             "overview": self.overview,
             "recommendations": self.recommendations,
+            "memory": self.memory,
         }
         if name not in views:
             raise ValueError(f"unknown view {name!r}; valid: {', '.join(VIEW_NAMES)}")

@@ -223,6 +223,23 @@ class CompileRecord:
 
 
 @dataclass(slots=True)
+class AllocRecord:
+    """One allocation (``bytes`` > 0) or free (``bytes`` < 0) by a memory allocator: a Kineto
+    ``[memory]`` event (``profile_memory=True``), the CUDA caching allocator's history, or (live) the
+    storage of an op's output."""
+
+    time: int
+    bytes: int
+    device: str = "cpu"  # "cpu", "cuda:0", ... (Kineto's Device Type + Device Id)
+    addr: int = 0  # address of the block; 0 = the source does not say (frees cannot be matched)
+    total_allocated: int = -1  # the allocator's total on that device after this event; -1 = not said
+    total_reserved: int = -1  # what the caching allocator holds from the driver; -1 = not said
+    tid: int = 0
+    pid: int = 0
+    by_op: int = NO_LINK  # the op that made it, when the source knows (live); else found by time
+
+
+@dataclass(slots=True)
 class DeviceInfo:
     """A GPU the profile ran on (or that the export lists)."""
 
@@ -245,6 +262,7 @@ class Records:
     ranges: list = field(default_factory=list)
     devices: list = field(default_factory=list)
     compiles: list = field(default_factory=list)
+    allocs: list = field(default_factory=list)  # AllocRecord, in time order
 
 
 #: Every record list a Profile holds, in the order save files and importers use.
@@ -256,4 +274,5 @@ RECORD_TYPES = {
     "ranges": RangeRecord,
     "devices": DeviceInfo,
     "compiles": CompileRecord,
+    "allocs": AllocRecord,
 }

@@ -32,9 +32,9 @@ What the trace says and where it goes:
   (user frames, innermost first, ``"file.py:LINE"``); ``nn.Module: Linear_0`` frames
   (``with_modules``) -> ``OpRecord.module`` (``"Owlv2Model_0.Owlv2Encoder_0.Linear_3"``).
 - ``record_param_comms`` ops keep the collective's facts in ``kwargs`` (see ``_COLLECTIVE_ARGS``).
-- Kept in ``Profile.meta`` only: ``[memory]`` instants (``memory_events`` count and
-  ``memory_peak_allocated`` per device: 13k instants per second of trace are not worth records),
-  ``cuda_sync`` and ``cuda_profiler_range`` counts, ``distributedInfo``, versions, profiler flags.
+- ``[memory]`` instants (``profile_memory=True``) -> ``AllocRecord`` (bytes, device, address, the
+  allocator's totals when the dialect has them); ``meta`` keeps their count and ``memory_peak_allocated``.
+- Kept in ``Profile.meta`` only: ``cuda_sync`` and ``cuda_profiler_range`` counts, ``distributedInfo``, versions, profiler flags.
 - Ignored: ``ac2g``/``async``/``fwdbwd`` flows (they restate ``correlation`` args and sequence
   numbers), ``gpu_user_annotation`` (GPU shadows of ranges), ``overhead``, ``Trace`` and metadata.
 """
@@ -55,6 +55,7 @@ from ..records import (
     COMPILED,
     NO_LINK,
     RANGE_PREFIXES,
+    AllocRecord,
     ApiRecord,
     DeviceInfo,
     KernelRecord,
@@ -360,7 +361,7 @@ class _Builder:
         self.external_is_correlation = 0
         self.launch_names: dict = {}  # (pid, correlation) -> kernel name, where launch calls name it (ROCm)
         self.launching_pids = LaunchingPids(())
-        self.memory_events = 0
+        self.allocs: list = []
         self.memory_peak: dict = {}
         self.counts = defaultdict(int)  # categories kept only as counts
         self.handlers = {
@@ -502,16 +503,27 @@ class _Builder:
             self.memory(event)
 
     def memory(self, event: dict) -> None:
-        self.memory_events += 1
         args = event.get("args") or {}
+        kind = args.get("Device Type", 0)
+        device = _DEVICE_TYPES.get(kind, f"device_type{kind}")
+        if device != "cpu":
+            device = f"{device}:{args.get('Device Id', 0)}"
         allocated = args.get("Total Allocated")
-        if allocated is not None:
-            kind = args.get("Device Type", 0)
-            device = _DEVICE_TYPES.get(kind, f"device_type{kind}")
-            if device != "cpu":
-                device = f"{device}:{args.get('Device Id', 0)}"
-            if allocated > self.memory_peak.get(device, -1):
-                self.memory_peak[device] = allocated
+        if allocated is not None and allocated > self.memory_peak.get(device, -1):
+            self.memory_peak[device] = allocated
+        pid, tid = host_ids(event)
+        self.allocs.append(
+            AllocRecord(
+                _ns(event["ts"]),
+                int(args["Bytes"]),
+                device,
+                int(args.get("Addr", 0)),
+                int(-1 if allocated is None else allocated),
+                int(args.get("Total Reserved", -1)),
+                tid,
+                pid,
+            )
+        )
 
     def count(self, event: dict) -> None:
         self.counts[event["cat"]] += 1
@@ -525,6 +537,7 @@ class _Builder:
         self.ops.sort(key=lambda r: (r.start, -r.end))
         for records in (self.apis, self.kernels, self.memops, self.ranges):
             records.sort(key=lambda r: r.start)
+        self.allocs.sort(key=lambda a: a.time)
         if not (self.ops or self.kernels or self.apis or self.memops or self.ranges):
             raise ProfileFormatError(path, "trace has no PyTorch profiler events (cpu_op, kernel, cuda_runtime...)")
         return Profile(
@@ -535,6 +548,7 @@ class _Builder:
             ranges=self.ranges,
             devices=devices_from_properties(header.get("deviceProperties") or ()),
             meta=self._meta(path, header),
+            allocs=self.allocs,
         )
 
     def _fold_node_applies(self) -> None:
@@ -584,8 +598,8 @@ class _Builder:
             meta["trace_name"] = header["traceName"]
         if isinstance(header.get("distributedInfo"), dict):
             meta["distributed"] = header["distributedInfo"]
-        if self.memory_events:
-            meta["memory_events"] = self.memory_events
+        if self.allocs:
+            meta["memory_events"] = len(self.allocs)
             if self.memory_peak:
                 meta["memory_peak_allocated"] = self.memory_peak
         for category, count in self.counts.items():
