@@ -30,7 +30,23 @@ if TYPE_CHECKING:
     from .report.view import View
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "compiles", "recommendations", "memory")
+VIEW_NAMES = (
+    "table",
+    "ops",
+    "ops+shape",
+    "ops+params",
+    "kernels",
+    "modules",
+    "overview",
+    "compiles",
+    "recommendations",
+    "memory",
+)
+
+#: The default table is fitted into this many characters (``p.table(width=...)`` overrides it).
+DEFAULT_WIDTH = 100
+#: Default columns that only GPU activity fills: left out of the default table of a CPU-only profile.
+DEVICE_COLUMNS = ("sub", "kernel", "sil", "tc")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -98,7 +114,8 @@ class Profile:
 
         :param sort: a column name (``"sil"``: largest device time first); None keeps launch order.
         :param columns: names from :data:`pyprof_live.columns.COLUMNS` (list or ``"idx,op,sil"``).
-        :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only.
+        :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only;
+            the default columns are fitted into :data:`DEFAULT_WIDTH` unless a width is given.
         :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"``, ``"space"`` (for awk), or any
             of tabulate's formats (``"github"`` or ``"pipe"`` for Markdown, ``"grid"``, ``"simple"``...;
             the footer notes follow after a blank line).
@@ -107,6 +124,8 @@ class Profile:
         from .render.text import render_view
 
         view = self.kernel_view(sort=sort, columns=columns)
+        if width is None and columns is None and fmt == "columns":
+            width = DEFAULT_WIDTH
         return render_view(view, fmt=fmt, width=width, limit=limit)
 
     def kernel_view(self, sort: str | None = None, columns=None) -> View:
@@ -114,8 +133,12 @@ class Profile:
         from .report.view import View
         from .report.views import kernel_rows
 
-        if columns is None and any(op.kind == COMPILED for op in self.records.ops):
-            columns = _with_fused(DEFAULT_COLUMNS)  # what each Inductor kernel fused: its point
+        if columns is None:
+            columns = DEFAULT_COLUMNS
+            if not (self.records.kernels or self.records.memops):
+                columns = tuple(c for c in columns if c not in DEVICE_COLUMNS)  # always '-' on CPU
+            if any(op.kind == COMPILED for op in self.records.ops):
+                columns = _with_fused(columns)  # what each Inductor kernel fused: its point
         columns = _check_columns(columns)
         rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
         notes = []
@@ -129,53 +152,55 @@ class Profile:
         notes.extend(_footer(self, rows, facts))
         return View("kernels and ops", columns, rows, notes)
 
-    def ops(self, by: str = "op") -> View:
-        """Summary per op name (``by="op"``) or per op and input shapes (``by="op+shape"``)."""
+    def ops(self, by: str = "op", limit: int | None = None) -> View:
+        """Summary per op name (``by="op"``) or per op and input shapes and dtypes (``by="op+shape"``;
+        float scalars such as a step size are left out of the group, ``by="op+params"`` keeps them).
+        ``limit``: the first rows only (each view takes it)."""
         from .report.views import op_summary
 
-        return op_summary(self, by)
+        return op_summary(self, by).limited(limit)
 
-    def modules(self) -> View:
+    def modules(self, limit: int | None = None) -> View:
         """Summary per nn.Module path (inclusive of children), forward and backward."""
         from .report.views import module_summary
 
-        return module_summary(self)
+        return module_summary(self).limited(limit)
 
-    def kernels(self) -> View:
+    def kernels(self, limit: int | None = None) -> View:
         """Summary per kernel name: calls, total/mean/min/max device time, tensor cores."""
         from .report.views import kernel_summary
 
-        return kernel_summary(self)
+        return kernel_summary(self).limited(limit)
 
-    def memory(self, by: str = "op") -> View:
+    def memory(self, by: str = "op", limit: int | None = None) -> View:
         """What was live on each device at its memory peak, by the op (``by="op"``) or module
         (``by="module"``) that allocated it, with what each allocated in all; the notes give each
         device's peak. Sources: Kineto ``[memory]`` events (profile_memory=True), live allocations."""
         from .report.memory import memory_summary
 
-        return memory_summary(self, by)
+        return memory_summary(self, by).limited(limit)
 
-    def overview(self) -> View:
+    def overview(self, limit: int | None = None) -> View:
         """Where the time went, per direction and kind of device work."""
         from .report.views import overview
 
-        return overview(self)
+        return overview(self).limited(limit)
 
-    def compiles(self):
+    def compiles(self, limit: int | None = None) -> View:
         """torch.compile's events: compiles and their time per phase, recompiles with the guard that
         failed, lazily compiled backward graphs, graph breaks with their line."""
         from .report.views import compile_summary
 
-        return compile_summary(self)
+        return compile_summary(self).limited(limit)
 
     # -- speed of light and recommendations --------------------------------------------------------
 
-    def recommendations(self) -> View:
+    def recommendations(self, limit: int | None = None) -> View:
         """What to change, each with the ops/kernels concerned and the time at stake, largest first
         (a View; rules and what each needs: pyprof_live/analysis/recommendations.py)."""
         from .report.recommendations import recommendations
 
-        return recommendations(self)
+        return recommendations(self).limited(limit)
 
     def set_peak(self, peak: GpuPeak | str | None) -> None:
         """Use these peak figures for every GPU of this profile instead of the built-in table.
@@ -258,6 +283,7 @@ class Profile:
             "table": lambda: self.kernel_view(columns=COLUMN_NAMES),
             "ops": self.ops,
             "ops+shape": lambda: self.ops(by="op+shape"),
+            "ops+params": lambda: self.ops(by="op+params"),
             "kernels": self.kernels,
             "modules": self.modules,
             "overview": self.overview,
@@ -305,6 +331,9 @@ def _sorted(rows, column: str) -> list:
 
 
 def _footer(profile, rows, facts) -> list:
+    from .render.units import duration
+    from .report.views import profiler_time_notes
+
     records = profile.records
     notes = [
         f"{len(rows)} rows: {len(records.kernels)} kernels, {len(records.memops)} memcpy/memset, "
@@ -312,7 +341,7 @@ def _footer(profile, rows, facts) -> list:
     ]
     if facts["unattributed"]:
         notes.append(
-            f"{facts['unattributed']} kernels/memops ({facts['unattributed_time']} ns) were launched "
+            f"{facts['unattributed']} kernels/memops ({duration(facts['unattributed_time'])}) were launched "
             "outside any recorded op: shown as (unattributed)"
         )
     if facts["ops_without_formula"]:
@@ -321,6 +350,7 @@ def _footer(profile, rows, facts) -> list:
             f"{facts['ops_without_formula']} ops ({share:.1f}% of their time) have no flops/bytes formula: shown as na"
         )
     notes.extend(facts.get("notes", []))
+    notes.extend(profiler_time_notes(profile))
     notes.extend(profile.meta.get("warnings", []))
     notes.extend(profile.meta.get("gpu_notes", []))
     return notes

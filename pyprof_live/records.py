@@ -22,8 +22,10 @@ NO_LINK = -1
 COMPILED = "compiled"
 FUSED = "fused"
 
-#: Direction of an op, PyProf's ``dir`` column widened: ``opt`` is inside ``optimizer.step()``,
-#: ``recompute`` is a forward re-run by activation checkpointing during backward.
+#: Direction of an op, PyProf's ``dir`` column widened: ``opt`` is inside ``optimizer.step()`` or
+#: ``zero_grad()``, ``recompute`` is a forward re-run by activation checkpointing during backward,
+#: ``other`` is outside forward, backward and the optimizer (input creation, DataLoader fetches,
+#: gradient clipping, metrics, ``.item()``).
 DIRECTIONS = ("fwd", "bwd", "opt", "recompute", "other")
 
 #: record_function range (``RangeRecord.name``) that PyTorch's DataLoader opens around fetching a batch.
@@ -112,6 +114,9 @@ class OpRecord:
     #: kind "fused": the ATen op of the user's program Inductor decomposed this node from
     #: ("aten::gelu" for a node ``aten::erf``; Inductor's ``original_aten``); "" when not known.
     origin: str = ""
+    #: Live capture: ns the profiler itself spent around this op (its hook's work before and after
+    #: the op, plus the dispatch into the hook; see capture/overhead.py); 0 from other sources.
+    overhead: int = 0
     # Link fields, filled by correlation:
     parent: int = NO_LINK  # enclosing op on the same thread
     fwd: int = NO_LINK  # backward op -> the forward op it belongs to

@@ -77,7 +77,7 @@ def test_launch_bound():
     # of which the launch call (ending 7000 i + 5001) was still running: all 199 gaps count, 995,000 ns.
     assert row["at_stake"] == 199 * 5000 and row["share%"] == 71.1  # 995,000 / 1,400,000
     assert "200 of 200 kernels ran shorter than their launch took" in row["advice"]
-    assert row["where"] == "vectorized_elementwise_kernel x200 (400000 ns)"
+    assert row["where"] == "vectorized_elementwise_kernel x200 (400 µs)"
 
 
 def test_long_kernels_are_not_launch_bound():
@@ -152,7 +152,7 @@ def test_autocast_casts_go_to_the_op_that_made_them():
         kernels=[("unrolled_elementwise_kernel", 20_100, 23_100)],
     )
     row = _rows(_step(b, 30_000).build())["amp-casts"]
-    assert (row["at_stake"], row["where"]) == (2000, "aten::linear (Net.fc) x1 (2000 ns)")
+    assert (row["at_stake"], row["where"]) == (2000, "aten::linear (Net.fc) x1 (2 µs)")
 
 
 def test_live_autocast_casts_and_no_gpu_advice_on_cpu():
@@ -206,7 +206,7 @@ def test_qwen_trace_host_syncs(shared_data):
     assert rows["host-sync"]["at_stake"] == sum(_ns(e["dur"]) for e in syncs) == 14_110_220
     assert "1 of them .item()/_local_scalar_dense" in rows["host-sync"]["advice"]
     assert (
-        "aten::is_nonzero > aten::_local_scalar_dense: cudaStreamSynchronize x1 (7690 ns)" in rows["host-sync"]["where"]
+        "aten::is_nonzero > aten::_local_scalar_dense: cudaStreamSynchronize x1 (7.69 µs)" in rows["host-sync"]["where"]
     )
     assert "fp32-matmul" not in rows  # one 3.5 us fp32 bmm: 0.0% of kernel time is not worth a line
 
@@ -233,7 +233,7 @@ def test_nsys_vecadd_blocking_copies(shared_data):
     ).fetchone()
     row = _rows(pyprof_live.load(path))["host-sync"]
     assert blocking == (3, 3_245_853)
-    assert (row["at_stake"], row["where"]) == (3_245_853, "(no op): cudaMemcpy x3 (3245853 ns)")
+    assert (row["at_stake"], row["where"]) == (3_245_853, "(no op): cudaMemcpy x3 (3.25 ms)")
 
 
 @pytest.mark.e2e

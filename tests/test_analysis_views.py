@@ -35,9 +35,10 @@ def test_step_breakdown_by_hand():
     rows = {r["step"]: r for r in _two_step_profile().overview().rows}
     # Step 1, each instant to the highest priority: kernel [150,450] = 300; memcpy [650,750] = 100; runtime
     # [101,121] + [601,621] = 40; dataloader [800,950] = 150; cpu_exec: op A 500 - 300 - 20 = 180 and op B
-    # 200 - 100 - 20 = 80 -> 260; other [0,100] + [950,1000] = 150. 300+100+40+150+260+150 = 1000.
+    # 200 - 100 - 20 = 80 -> 260; profiler 0 (an import); other [0,100] + [950,1000] = 150.
+    # 300+100+40+150+260+150 = 1000.
     first = rows["ProfilerStep#1"]
-    assert [first[c] for c in CATEGORIES] == [300, 100, 0, 40, 150, 260, 150]
+    assert [first[c] for c in CATEGORIES] == [300, 100, 0, 40, 150, 260, 0, 150]
     assert (first["dur"], first["gpu_busy"], first["gpu_idle"], first["busy%"]) == (1000, 400, 600, 40.0)
     # Step 2: op C 500 of CPU execution, 500 of nothing.
     second = rows["ProfilerStep#2"]

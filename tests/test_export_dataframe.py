@@ -113,6 +113,18 @@ EXPECTED_DTYPES = {
         "bytes": _INT,
         **_ROOFLINE,
     },
+    "ops+params": {
+        "op": _TEXT,
+        "params": _TEXT,
+        "calls": _INT,
+        "host": _INT,
+        "host_self": _INT,
+        "dev": _INT,
+        "dev_self": _INT,
+        "flops": _INT,
+        "bytes": _INT,
+        **_ROOFLINE,
+    },
     "kernels": {
         "kernel": _TEXT,
         "graph": _TEXT,

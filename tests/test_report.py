@@ -188,9 +188,9 @@ def test_cli_reports_a_saved_profile_and_fails_cleanly_on_bad_input(tmp_path):
     _live_profile().save(path)
     ok = run_pyprof_live(path, "-c", "idx,dir,op", "--csv")
     assert ok.returncode == 0 and ok.stdout.splitlines()[0] == '"Idx","Direction","Op"'
-    assert re.match(r'"1","fwd","aten::randn"', ok.stdout.splitlines()[1])
+    assert re.match(r'"1","other","aten::randn"', ok.stdout.splitlines()[1])
     default = run_pyprof_live(path)
-    assert default.returncode == 0 and default.stdout.splitlines()[0].startswith("1 fwd - - aten::randn")
+    assert default.returncode == 0 and default.stdout.splitlines()[0].startswith("1 other - - aten::randn")
     bad = tmp_path / "bad.sqlite"
     bad.write_text("not a database")
     failed = run_pyprof_live(bad)

@@ -20,12 +20,12 @@ def test_github_format_byte_for_byte():
     (500, 300, 100 ns, then relu with no kernel); a blank line ends the table before the notes."""
     text = _gpu_profile().table(columns="idx,op,kernel,sil", fmt="github", sort="sil")
     assert text == (
-        "|   Idx | Op             | Kernel                |   Sil(ns) |\n"
-        "|-------|----------------|-----------------------|-----------|\n"
-        "|     1 | aten::addmm    | gemm_kernel           |       500 |\n"
-        "|     4 | (unattributed) | ampere_sgemm_64x64_nn |       300 |\n"
-        "|     2 | aten::addmm    | splitKreduce_kernel   |       100 |\n"
-        "|     3 | aten::relu     | -                     |         - |\n"
+        "|   Idx | Op             | Kernel                |    Sil |\n"
+        "|-------|----------------|-----------------------|--------|\n"
+        "|     1 | aten::addmm    | gemm_kernel           | 500 ns |\n"
+        "|     4 | (unattributed) | ampere_sgemm_64x64_nn | 300 ns |\n"
+        "|     2 | aten::addmm    | splitKreduce_kernel   | 100 ns |\n"
+        "|     3 | aten::relu     | -                     |      - |\n"
         "\n" + _NOTES
     )
 
@@ -33,23 +33,23 @@ def test_github_format_byte_for_byte():
 def test_grid_format_byte_for_byte_with_limit():
     text = _gpu_profile().table(columns="idx,op,kernel,sil", fmt="grid", limit=2)
     assert text == (
-        "+-------+-------------+---------------------+-----------+\n"
-        "|   Idx | Op          | Kernel              |   Sil(ns) |\n"
-        "+=======+=============+=====================+===========+\n"
-        "|     1 | aten::addmm | gemm_kernel         |       500 |\n"
-        "+-------+-------------+---------------------+-----------+\n"
-        "|     2 | aten::addmm | splitKreduce_kernel |       100 |\n"
-        "+-------+-------------+---------------------+-----------+\n"
+        "+-------+-------------+---------------------+--------+\n"
+        "|   Idx | Op          | Kernel              |    Sil |\n"
+        "+=======+=============+=====================+========+\n"
+        "|     1 | aten::addmm | gemm_kernel         | 500 ns |\n"
+        "+-------+-------------+---------------------+--------+\n"
+        "|     2 | aten::addmm | splitKreduce_kernel | 100 ns |\n"
+        "+-------+-------------+---------------------+--------+\n"
         "\nshowing 2 of 4 rows\n" + _NOTES
     )
 
 
 def test_cells_are_the_columns_format_text_not_reparsed_numbers():
     """tabulate would print 1e-05 for the string "1e-05" and drop the zeros of "1.50"; cells stay as
-    the aligned format writes them: a float as .4g (2/3 -> 0.6667), "na", "-"."""
+    the aligned format writes them: a float as .4g (2/3 -> 0.6667), "na", "-"; a time in its unit."""
     p = Profile(ops=[OpRecord("aten::a", 0, 10)], meta={"source": "test"})
     view = p.ops()
-    view.rows[0]["host"] = 2 / 3
+    view.rows[0]["calls"] = 2 / 3
     simple = view.table(fmt="simple").splitlines()
     columns = view.table().splitlines()
     assert "0.6667" in simple[2] and "0.6667" in columns[1]

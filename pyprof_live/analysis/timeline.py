@@ -3,8 +3,14 @@
 Every instant of a step is charged to the highest-priority activity running then:
 kernel > memcpy > memset > runtime (CUDA API calls on the host) > dataloader (``enumerate(DataLoader)#``
 ranges) > cpu_exec (host ops) > other (none of these: Python, waiting). So GPU work hides the host
-work it overlaps, and the seven parts add up to the step's duration exactly. The GPU is busy when a
-kernel, memcpy or memset runs (the first three parts); idle otherwise.
+work it overlaps. The GPU is busy when a kernel, memcpy or memset runs (the first three parts); idle
+otherwise.
+
+``profiler`` is the time live capture spent in its own hooks (``OpRecord.overhead``: measured around
+each op, plus the calibrated cost of routing the op into the hook, capture/overhead.py). That time
+lies outside every op's own interval, so the sweep first charged it to what was around it: it is
+taken back from ``other``, then (inside a DataLoader fetch or a recorded Python function) from
+``dataloader`` and ``cpu_exec``. The eight parts add up to the step's duration exactly.
 
 Steps are the live ``p.step()`` ranges (RangeRecord kind ``step``), else Kineto's ``ProfilerStep#N``
 record_function ranges, else one window spanning the whole profile.
@@ -21,11 +27,13 @@ from dataclasses import dataclass, field
 
 from ..records import DATALOADER_PREFIX
 
-CATEGORIES = ("kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other")
+CATEGORIES = ("kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "profiler", "other")
+#: Where the profiler's own time is taken back from, in order (see the module docstring).
+_PROFILER_SOURCES = ("other", "dataloader", "cpu_exec")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")
 WHOLE_PROFILE = "(whole profile)"
 _PROFILER_STEP = re.compile(r"ProfilerStep#\d+$")
-_OTHER = len(CATEGORIES) - 1
+_SWEPT = tuple(c for c in CATEGORIES if c not in ("profiler", "other"))  # categories with intervals
 
 
 @dataclass
@@ -72,7 +80,7 @@ def _span(profile):
 
 
 def _intervals(profile) -> list[list[tuple[int, int]]]:
-    """Intervals of compiling, then of each category but 'other', in CATEGORIES order."""
+    """Intervals of compiling, then of each category in _SWEPT order."""
     records = profile.records
     memops = records.memops
     return [
@@ -102,18 +110,37 @@ def step_breakdown(profile) -> list[Step]:
         events.append((s.start, -1, 0))
         events.append((s.end, -1, 0))
     events.sort()
-    active = [0] * (_OTHER + 1)  # compiling, then the categories but 'other'
+    swept = 1 + len(_SWEPT)
+    active = [0] * swept  # compiling, then the _SWEPT categories
     previous = events[0][0]
     for time, category, delta in events:
         if time > previous:
             w = bisect_right(starts, previous) - 1
             if w >= 0 and previous < steps[w].end:
-                top = next((c for c in range(_OTHER + 1) if active[c]), _OTHER + 1)
+                top = next((c for c in range(swept) if active[c]), None)
                 if top == 0:
                     steps[w].compile += time - previous
                 else:
-                    steps[w].time[CATEGORIES[top - 1]] += time - previous
+                    steps[w].time[_SWEPT[top - 1] if top is not None else "other"] += time - previous
             previous = time
         if category >= 0:
             active[category] += delta
+    _charge_profiler_time(profile, steps, starts)
     return steps
+
+
+def _charge_profiler_time(profile, steps, starts) -> None:
+    """Move each step's profiler time (overhead of the ops that started in it) out of what the sweep
+    charged it to."""
+    own = [0] * len(steps)
+    for op in profile.records.ops:
+        if op.overhead:
+            w = bisect_right(starts, op.start) - 1
+            if w >= 0 and op.start < steps[w].end:
+                own[w] += op.overhead
+    for step, amount in zip(steps, own):
+        for source in _PROFILER_SOURCES:
+            taken = min(amount, step.time[source])
+            step.time[source] -= taken
+            step.time["profiler"] += taken
+            amount -= taken

@@ -198,7 +198,8 @@ class CompiledCapture:
             elif run.optimizer:
                 run.dir = "opt"
             else:
-                run.dir = host_direction(ctx.host_dir, _grad_enabled())
+                # Called outside every module, a compiled graph is still the model's forward, never UNDECIDED.
+                run.dir = host_direction(ctx.host_dir, _grad_enabled(), ctx.module or "compiled graph")
             module = ctx.module  # where the graph was called: kept for kernels without provenance
             stack_depth = capture.session.stack_depth
             frames = callsite.capture(stack_depth) if stack_depth else ()

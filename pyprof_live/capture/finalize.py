@@ -35,6 +35,8 @@ from .recorder import (
     R_END,
     R_FRAMES,
     R_GRAD,
+    R_HOOK_IN,
+    R_HOOK_OUT,
     R_ID,
     R_KWARGS,
     R_LAYERS,
@@ -48,6 +50,7 @@ from .recorder import (
     R_START,
     R_TID,
     R_VIEW_INPLACE,
+    UNDECIDED,
 )
 
 #: What an in-place op's autograd kernel calls to save its input, after numbering its own node.
@@ -97,13 +100,15 @@ def build_op_records(
     frame_cache: dict,
     function_numbers=frozenset(),
     resyncs=(),
+    dispatch_ns: int = 0,
 ) -> list[OpRecord]:
     """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend.
 
     ``last_peek`` (tid -> counter value seen last on that thread) carries over between start/stop
     segments; a thread not in it starts from its counter's origin. ``function_numbers``: (tid,
     number) of the custom autograd Functions' nodes. ``resyncs``: (raw index, tid, counter value)
-    where recording resumed after steps that were not recorded.
+    where recording resumed after steps that were not recorded. ``dispatch_ns``: the calibrated cost
+    of routing one op into the hook and back (capture/overhead.py), added to each op's ``overhead``.
     """
     records = []
     numbers = _SequenceNumbers(start_peek, start_tid, last_peek, function_numbers)
@@ -151,12 +156,33 @@ def build_op_records(
             callsite=callsite.format_frames(raw[R_FRAMES], frame_cache),
             param=param,
             external_id=raw[R_ID],
+            overhead=raw[R_START] - raw[R_HOOK_IN] + raw[R_HOOK_OUT] - raw[R_END] + dispatch_ns,
         )
         may_number = raw[R_GRAD] and takes_tensors and info.name not in _NEVER_NUMBERED
         numbers.assign(record, raw[R_PEEK], may_number, raw[R_VIEW_INPLACE], info.writes_first_arg)
         records.append(record)
     _relative_node_numbers(records, start_peek, start_tid)
+    _decide_directions(records)
     return records
+
+
+def undecided_direction(seq: int) -> str:
+    """An op outside every module and scope is forward when it created an autograd node (a loss
+    computed on the model's output); otherwise it is none of fwd, bwd, opt: "other"."""
+    return "other" if seq == NO_LINK else "fwd"
+
+
+def _decide_directions(records) -> None:
+    """undecided_direction() for each op outside modules and scopes; a detach right after a forward
+    op on its thread is the dispatch mode's detach of that op's saved output: forward too."""
+    previous: dict = {}  # tid -> dir of the thread's last op
+    for record in records:
+        if record.dir == UNDECIDED:
+            if record.name in _NEVER_NUMBERED and previous.get(record.tid) == "fwd":
+                record.dir = "fwd"
+            else:
+                record.dir = undecided_direction(record.seq)
+        previous[record.tid] = record.dir
 
 
 class _SequenceNumbers:

@@ -35,6 +35,14 @@ NESTED_TENSOR = "nested tensor "
 NO_SEQUENCE = 2**64 - 1
 _ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
 _REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
+#: dir of an op outside autograd's engine, in no module and no scope, decided after the run: "fwd"
+#: if it created an autograd node (a loss computed on the model's output), else "other" (input
+#: creation, grad clipping, metrics under no_grad, ``.item()``) (finalize.py).
+UNDECIDED = ""
+#: Scope dir of ``zero_grad``: every op inside is "opt" (a step's ops with grad enabled are a
+#: closure's forward, those of zero_grad never are).
+_ZERO_GRAD = "zero_grad"
+_ZERO_GRAD_PREFIX = "Optimizer.zero_grad#"
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
@@ -56,7 +64,9 @@ _REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
     R_LAYERS,
     R_FRAMES,
     R_ID,
-) = range(18)
+    R_HOOK_IN,
+    R_HOOK_OUT,
+) = range(20)
 
 
 _SEQUENCES = (list, tuple)
@@ -76,10 +86,15 @@ def tensor_meta(value):
     return value
 
 
-def host_direction(scope_dir: str, grad: bool) -> str:
+def host_direction(scope_dir: str, grad: bool, module: str) -> str:
     """dir of an op outside autograd's engine. Optimizers run their math with grad disabled; ops
-    with grad enabled inside a step are a closure's forward (LBFGS, ``step(closure)``)."""
-    return "fwd" if scope_dir == "opt" and grad else scope_dir
+    with grad enabled inside a step are a closure's forward (LBFGS, ``step(closure)``). Outside
+    any scope, an op inside an nn.Module is forward; elsewhere it is UNDECIDED until the run ends."""
+    if scope_dir == "fwd":
+        return "fwd" if module else UNDECIDED
+    if scope_dir == "opt":
+        return "fwd" if grad else "opt"
+    return "opt" if scope_dir == _ZERO_GRAD else scope_dir
 
 
 def backward_facts(ctx, param_names: dict) -> tuple:
@@ -168,6 +183,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.recording:
             return func(*args, **kwargs) if kwargs else func(*args)
+        hook_in = _now()
         info = self._infos.get(id(func))  # OpOverload.__hash__ is Python code; overloads live forever
         if info is None:
             info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
@@ -179,7 +195,6 @@ class OpRecorder(torch_compat.TorchDispatchMode):
             self.session.hit_cap()
             return func(*args, **kwargs) if kwargs else func(*args)
         peek = _peek_seq()
-        ctx = context
         op_id = self.next_id()
         gpu = self.gpu
         start = _now()
@@ -192,12 +207,19 @@ class OpRecorder(torch_compat.TorchDispatchMode):
             finally:
                 gpu.pop()
         end = _now()
-        view_inplace = info.writes_first_arg and _creates_copy_slices(args)
+        ctx = context
+        module = ctx.module
         grad = _grad_enabled()
         if _graph_task() == -1:
             direction = ctx.host_dir
-            if direction == "opt" and grad:  # host_direction(), inlined: this runs for every op
-                direction = "fwd"
+            if direction == "fwd":  # host_direction(), inlined: this runs for every op
+                if not module:
+                    direction = UNDECIDED
+            elif direction == "opt":
+                if grad:
+                    direction = "fwd"
+            elif direction == _ZERO_GRAD:
+                direction = "opt"
             node, node_seq, param = "", -1, None
         else:
             direction, node, node_seq, param = backward_facts(ctx, self.param_names)
@@ -232,15 +254,17 @@ class OpRecorder(torch_compat.TorchDispatchMode):
                 get_ident(),
                 peek,
                 grad,
-                view_inplace,
+                info.writes_first_arg and _creates_copy_slices(args),
                 direction,
                 node_seq,
                 node,
                 param,
-                ctx.module,
+                module,
                 ctx.layers,
                 frames,
                 op_id,
+                hook_in,
+                _now(),
             )
         )
         return out
@@ -276,7 +300,10 @@ class OpRecorder(torch_compat.TorchDispatchMode):
 
 
 def _scope_dir(name: str) -> str:
-    """The dir a record_function range gives the ops inside it, "" when it gives none."""
+    """The dir a record_function range gives the ops inside it, "" when it gives none (zero_grad's is
+    kept apart from the step's: see _ZERO_GRAD)."""
+    if name.startswith(_ZERO_GRAD_PREFIX):
+        return _ZERO_GRAD
     return next((direction for prefix, direction in SCOPE_DIRS if name.startswith(prefix)), "")
 
 

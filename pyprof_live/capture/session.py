@@ -26,10 +26,11 @@ from . import annotations as nvtx_annotations
 from . import callsite, compiled
 from .compile_events import CompileEvents
 from .context import context
-from .finalize import build_op_records
+from .finalize import build_op_records, undecided_direction
 from .functions import FunctionScopes
 from .gpu import GpuBackend, select_backend, widen_thread_ids
 from .modules import ModuleNames
+from .overhead import dispatch_cost_ns
 from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
 
 _now = time.perf_counter_ns
@@ -125,9 +126,12 @@ class CaptureSession:
                 raise CaptureError(
                     "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
                 )
-            if torch_compat.torch_profiler_running():
-                raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
             _active.append(self)
+        if torch_compat.torch_profiler_running():
+            # On a GPU the backend says why it collects no kernels (torch.profiler owns CUPTI).
+            self.meta["warnings"].append(
+                "torch.profiler was recording when this profile started: host times include its own recording"
+            )
         try:
             self._gpu = select_backend(self.gpu, self.meta["warnings"])
             nvtx_annotations.install()
@@ -145,6 +149,7 @@ class CaptureSession:
                 )
             else:
                 compiled.watch_skips(self._compiled_code_ran_eagerly)
+            dispatch_cost_ns()  # calibrated once, after Dynamo was imported and before any op is recorded
             if self._gpu is not None:
                 self._gpu.start()
             self._recorder = OpRecorder(self, self._gpu)
@@ -285,7 +290,7 @@ class CaptureSession:
         ctx = context
         recorder = self._recorder
         if torch_compat.current_graph_task_id() == -1:
-            direction = host_direction(ctx.host_dir, torch.is_grad_enabled())
+            direction = host_direction(ctx.host_dir, torch.is_grad_enabled(), ctx.module)
         else:
             direction = backward_facts(ctx, self.param_names)[0]
         scope = FunctionScope(
@@ -366,6 +371,7 @@ class CaptureSession:
             self._frame_cache,
             function_numbers,
             self._resyncs,
+            dispatch_cost_ns(),
         )
         for scope in self.raw_functions:
             ops.append(
@@ -376,7 +382,7 @@ class CaptureSession:
                     tid=scope.tid,
                     kind="function",
                     seq_thread=scope.tid,
-                    dir=scope.dir,
+                    dir=scope.dir or undecided_direction(scope.seq if scope.seq >= 0 else NO_LINK),
                     seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
                     module=scope.module,
                     layer=scope.layers,

@@ -62,23 +62,41 @@ def argument_names(op_name: str, overload: str) -> tuple:
 _params_texts: dict = {}
 
 
-def params_text(op) -> str:
-    """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params.
+_by_identity: dict = {}  # (id(inputs), id(kwargs), name, overload, floats) -> (inputs, kwargs, text)
 
-    Memoised: a training step repeats the same calls, step after step."""
-    key = (op.name, op.overload, op.inputs, op.kwargs, tuple(map(type, op.inputs)))  # 1 == 1.0 == True
-    try:
-        text = _params_texts.get(key)
-    except TypeError:  # an unhashable value inside the arguments
-        return _params_text(op)
-    if text is None:
-        if len(_params_texts) > 100_000:
-            _params_texts.clear()
-        text = _params_texts[key] = _params_text(op)
+
+def params_text(op, floats: bool = True) -> str:
+    """Tensor inputs first (shape + dtype), then non-tensor arguments by name: PyProf's params.
+    ``floats=False`` leaves out float arguments (a step size, a scale that changes every step).
+
+    Memoised: a training step repeats the same calls, step after step. Live capture gives the calls
+    with the same arguments one shared ``inputs`` tuple, so they are found by identity first
+    (hashing the arguments again for each call was the costliest part of a table)."""
+    ident = (id(op.inputs), id(op.kwargs), op.name, op.overload, floats)
+    hit = _by_identity.get(ident)
+    if hit is not None and hit[0] is op.inputs and hit[1] is op.kwargs:
+        return hit[2]
+    text = _params_text_by_value(op, floats)
+    if len(_by_identity) > 100_000:
+        _by_identity.clear()
+    _by_identity[ident] = (op.inputs, op.kwargs, text)  # holding them keeps their ids theirs
     return text
 
 
-def _params_text(op) -> str:
+def _params_text_by_value(op, floats: bool) -> str:
+    key = (op.name, op.overload, op.inputs, op.kwargs, tuple(map(type, op.inputs)), floats)  # 1 == 1.0 == True
+    try:
+        text = _params_texts.get(key)
+    except TypeError:  # an unhashable value inside the arguments
+        return _params_text(op, floats)
+    if text is None:
+        if len(_params_texts) > 100_000:
+            _params_texts.clear()
+        text = _params_texts[key] = _params_text(op, floats)
+    return text
+
+
+def _params_text(op, floats: bool = True) -> str:
     """Live capture appends keyword values to ``inputs`` (schema order); importers keep them only in
     ``kwargs``. Either way each value is shown once, under its schema or keyword name."""
     positional = positional_inputs(op)
@@ -87,14 +105,14 @@ def _params_text(op) -> str:
     for i, value in enumerate(positional):
         if _is_tensor_value(value):
             tensors.append(value_text(value))
-        elif value is not None:
+        elif value is not None and (floats or type(value) is not float):
             if names is None:
                 names = argument_names(op.name, op.overload)
             others.append(f"{names[i] if i < len(names) else f'arg{i}'}={value_text(value)}")
     for name, value in op.kwargs:
         if _is_tensor_value(value):
             tensors.append(value_text(value))
-        elif value is not None:
+        elif value is not None and (floats or type(value) is not float):
             others.append(f"{name}={value_text(value)}")
     return " ".join(tensors + others)
 

@@ -17,7 +17,7 @@ CURVE_POINTS = 4000
 #: Columns that hold a time in ns, whatever view they are in (the overview's ``kernel`` is time, the
 #: kernel view's ``kernel`` is a name: text columns are never formatted, see ``column_quantity``).
 _TIME_COLUMNS = frozenset(
-    "host host_self dev dev_self sil mean min max ideal dur kernel memcpy memset runtime dataloader cpu_exec "
+    "host host_self dev dev_self sil mean min max ideal dur kernel memcpy memset runtime dataloader cpu_exec profiler "
     "other gpu_busy gpu_idle fwd bwd dev_fwd dev_bwd at_stake host_self_a host_self_b d_host_self "
     "dev_self_a dev_self_b d_dev_self time".split()
 )

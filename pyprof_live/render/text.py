@@ -13,6 +13,7 @@ import io
 
 from ..errors import ColumnError
 from ..gcpause import paused_gc
+from .units import column_unit, human_cell
 
 #: Formats made here; any of tabulate's ``tabulate_formats`` is accepted too.
 OWN_FORMATS = ("columns", "csv", "space")
@@ -42,15 +43,18 @@ def render_view(view, fmt: str = "columns", width: int | None = None, limit: int
     notes = list(view.notes)
     if limit is not None and len(view.rows) > limit:
         notes.insert(0, f"showing {limit} of {len(view.rows)} rows")
+    # Formats for people show numbers in their units (the header's "(ns)" goes: the cell says it).
+    units = [None if view.column(c).kind == "text" else column_unit(c) for c in columns]
+    heads = [h.removesuffix("(ns)") if u else h for h, u in zip(heads, units)]
     if fmt == "columns":
-        text = render_columns(rows, columns, heads, width)
+        text = render_columns(rows, columns, heads, width, units)
         return text + ("\n" + "\n".join(notes) if notes else "")
     if fmt not in formats():
         raise ColumnError(f"unknown format {fmt!r}; valid: {', '.join(formats())}")
     if width is not None:
         raise ColumnError(f'width fits fmt="columns" only, not fmt={fmt!r}')
     aligns = ["left" if view.column(c).kind == "text" else "right" for c in columns]
-    text = render_tabulate(rows, columns, heads, aligns, fmt)
+    text = render_tabulate(rows, columns, heads, aligns, fmt, units)
     # A blank line ends the table first: a Markdown table would take the notes as more rows.
     return text + ("\n\n" + "\n".join(notes) if notes else "")
 
@@ -62,11 +66,11 @@ def formats() -> tuple:
     return OWN_FORMATS + tuple(tabulate_formats)
 
 
-def render_tabulate(rows, columns, heads, aligns, fmt: str) -> str:
+def render_tabulate(rows, columns, heads, aligns, fmt: str, units) -> str:
     """One of tabulate's formats; cells are the same text as in ``"columns"`` (no number re-parsing)."""
     from tabulate import tabulate
 
-    cells = [[cell(r.get(c)) for c in columns] for r in rows]
+    cells = [[cell(human_cell(r.get(c), u)) for c, u in zip(columns, units)] for r in rows]
     return tabulate(
         cells, headers=heads, tablefmt=fmt, colalign=aligns, disable_numparse=True, preserve_whitespace=True
     )
@@ -81,12 +85,20 @@ def render_csv(rows, columns, heads) -> str:
     return out.getvalue()
 
 
-def render_columns(rows, columns, heads, width: int | None) -> str:
+def render_columns(rows, columns, heads, width: int | None, units=None) -> str:
+    """Aligned columns; ``units[i]``: the unit kind of column i's numbers (render/units.py), or None.
+
+    Cells too long for ``width`` are cut at the end, except module paths and op chains, cut at the
+    start: their last part (the leaf module, the innermost op) is what tells rows apart."""
     # Column by column: a column's value types decide both its alignment and how its text is made,
     # so whole columns of str or int convert in C instead of one cell() call per value.
     by_column = list(zip(*[[r.get(c) for c in columns] for r in rows])) if rows else [()] * len(columns)
     kinds = [set(map(type, col)) for col in by_column]
     numeric = [bool(col) and _is_numeric(col, k) for col, k in zip(by_column, kinds)]
+    for i, unit in enumerate(units or ()):
+        if unit is not None and numeric[i]:
+            by_column[i] = tuple([human_cell(v, unit) for v in by_column[i]])
+            kinds[i] = set(map(type, by_column[i]))
     texts: list = [
         col if k <= _STR else tuple(map(str, col)) if k <= _INT else tuple(map(cell, col))
         for col, k in zip(by_column, kinds)
@@ -94,9 +106,23 @@ def render_columns(rows, columns, heads, width: int | None) -> str:
     widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts)]
     if width is not None:
         widths = _fit(widths, heads, columns, numeric, width)
-        texts = [[v if len(v) <= w else v[: max(w - 1, 0)] + "…" for v in col] for col, w in zip(texts, widths)]
+        texts = [
+            tuple([v if len(v) <= w else _cut(v, w, c in CUT_AT_START) for v in col])
+            for col, w, c in zip(texts, widths, columns)
+        ]
     line = "  ".join(f"{{:{'>' if n else '<'}{w}}}" for n, w in zip(numeric, widths)).format
     return "\n".join([line(*heads).rstrip()] + [line(*row).rstrip() for row in zip(*texts)])
+
+
+#: Columns whose cells are cut at the start: a module path keeps its leaf (…layer.3.attention.self.query),
+#: an op chain its innermost op.
+CUT_AT_START = frozenset({"module", "ops"})
+
+
+def _cut(text: str, width: int, at_start: bool) -> str:
+    if width <= 1:
+        return "…"[:width]
+    return "…" + text[len(text) - width + 1 :] if at_start else text[: width - 1] + "…"
 
 
 _STR = {str}

@@ -34,7 +34,9 @@ COLUMNS = (
         "dir",
         "Direction",
         False,
-        "fwd, bwd, opt (optimizer step), recompute (activation checkpointing), other (DataLoader fetches)",
+        "fwd, bwd, opt (optimizer step and zero_grad), recompute (activation checkpointing), other (outside "
+        "forward, backward and the optimizer: input creation, DataLoader fetches, gradient clipping, metrics, "
+        ".item())",
     ),
     Column("sub", "Sub", True, "index of the kernel within its op (0, 1, ...); '-' for an op that launched none"),
     Column(

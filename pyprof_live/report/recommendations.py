@@ -43,6 +43,7 @@ from ..formulas.opargs import OpArgs
 from ..formulas.work import FormulaInputError
 from ..records import NO_LINK, TensorMeta
 from ..render.cells import params_text
+from ..render.units import duration
 from .view import View
 
 COLUMNS = ("rule", "at_stake", "share%", "kernel%", "advice", "where")
@@ -162,7 +163,7 @@ class Context:
         """A recommendation row; ``items`` are (label, ns) pairs, the largest shown in ``where``.
         ``of_kernels``: the time at stake is kernel time, so ``kernel%`` says what share of it."""
         items = sorted(items, key=lambda item: -item[1])
-        where = "; ".join(f"{label} ({int(ns)} ns)" for label, ns in items[:_MAX_ITEMS])
+        where = "; ".join(f"{label} ({duration(ns)})" for label, ns in items[:_MAX_ITEMS])
         if len(items) > _MAX_ITEMS:
             where += f"; and {len(items) - _MAX_ITEMS} more"
         share = round(100.0 * at_stake / self.step_time, 1) if self.step_time else None

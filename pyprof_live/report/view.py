@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..errors import ColumnError
 from .columns import BY_NAME
 
 #: Numbers with a fraction (percentages, rounded to 0.1); every other number is an integer.
@@ -42,6 +43,17 @@ class View:
             is_text = name in self.text
         kind = "text" if is_text else "real" if name in _REAL else "int"
         return ColumnType(known.header if known else name, kind)
+
+    def limited(self, limit: int | None) -> View:
+        """This view with its first ``limit`` rows only (the notes say how many there were); None: all."""
+        if limit is None:
+            return self
+        if limit < 0:
+            raise ColumnError(f"limit must be 0 or more, not {limit}")
+        if len(self.rows) <= limit:
+            return self
+        note = f"showing {limit} of {len(self.rows)} rows"
+        return View(self.title, self.columns, self.rows[:limit], [note, *self.notes], self.text)
 
     def __len__(self):
         return len(self.rows)

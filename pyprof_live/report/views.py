@@ -13,10 +13,12 @@ from ..analysis.compiled import OpCosts, fused_text, timed_parents
 from ..analysis.devicework import DeviceWork
 from ..analysis.kernel_names import short_name, uses_tensor_cores
 from ..analysis.roofline import RooflineSum
-from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown
+from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown, step_windows
+from ..formulas import evaluate
 from ..gcpause import paused_gc
 from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK
 from ..render import cells
+from ..render.units import duration
 from .columns import COLUMN_NAMES
 from .view import View
 
@@ -193,6 +195,12 @@ def has_device_time(profile) -> bool:
 _ROOFLINE_COLUMNS = ("ideal", "sol%", "bound")
 
 
+#: How p.ops() groups: by op name; by op and its tensors' shapes and dtypes plus the non-float
+#: arguments (stride, dim...: a step size that changes every step does not split a group); or by
+#: op and every argument.
+OP_GROUPINGS = ("op", "op+shape", "op+params")
+
+
 @paused_gc()
 def op_summary(profile, by: str = "op") -> View:
     """Per op (or op + input shapes): calls, host total/self, device total/self, flops, bytes, roofline.
@@ -200,8 +208,8 @@ def op_summary(profile, by: str = "op") -> View:
     ``dev`` counts the kernels and memcpy/memset an op launched and those of the ops it called;
     ``dev_self`` only its own. The roofline of a group sums ``ideal`` and device time over its calls.
     """
-    if by not in ("op", "op+shape"):
-        raise ValueError(f'by must be "op" or "op+shape", not {by!r}')
+    if by not in OP_GROUPINGS:
+        raise ValueError(f"by must be one of {', '.join(map(repr, OP_GROUPINGS))}, not {by!r}")
     profile.link()
     ops = profile.records.ops
     child_time: defaultdict[int, int] = defaultdict(int)
@@ -215,7 +223,7 @@ def op_summary(profile, by: str = "op") -> View:
     for i, op in enumerate(ops):
         if op.kind == FUSED:  # part of its kernel call's row, which counts the call and its time
             continue
-        shapes = cells.params_text(op) if by == "op+shape" else ""
+        shapes = cells.params_text(op, floats=by == "op+params") if by != "op" else ""
         # Inductor numbers kernels per graph: the same name in two graphs is two kernels.
         key = (op.name, shapes, op.graph if op.kind == COMPILED else "")
         g = groups.get(key)
@@ -251,7 +259,7 @@ def op_summary(profile, by: str = "op") -> View:
     for key, g in groups.items():
         g.update(lines[key].cells())
     rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"], g["graph"] or ""))
-    columns: tuple[str, ...] = ("op", "params") if by == "op+shape" else ("op",)
+    columns: tuple[str, ...] = ("op", "params") if by != "op" else ("op",)
     if any(g["graph"] for g in rows):
         columns += ("graph",)
     columns += ("calls", "host", "host_self")
@@ -260,7 +268,7 @@ def op_summary(profile, by: str = "op") -> View:
     columns += ("flops", "bytes")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    text = {"op", "params", "bound", "graph"} if by == "op+shape" else {"op", "bound", "graph"}
+    text = {"op", "params", "bound", "graph"} if by != "op" else {"op", "bound", "graph"}
     return View(f"ops by {by}", columns, rows, peak_notes(profile, work), text=frozenset(text))
 
 
@@ -382,7 +390,8 @@ def kernel_summary(profile) -> View:
         columns = ("kernel", "graph", "calls", "host", "sil", "mean", "min", "max", "tc")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    return View("kernels", columns, rows, peak_notes(profile, work), text=frozenset({"kernel", "bound", "graph"}))
+    notes = peak_notes(profile, work) if rows else [_why_no_kernels(profile)]
+    return View("kernels", columns, rows, notes, text=frozenset({"kernel", "bound", "graph"}))
 
 
 def _host_kernels(ops, work) -> list:
@@ -398,6 +407,19 @@ def _host_kernels(ops, work) -> list:
         g["calls"] += 1
         g["host"] += op.end - op.start
     return sorted(groups.values(), key=lambda g: (-g["host"], g["kernel"]))
+
+
+def _why_no_kernels(profile) -> str:
+    """The note of an empty kernel summary: why this profile holds no GPU kernel."""
+    reasons = [w for w in profile.meta.get("warnings", []) if "GPU kernels were not collected" in w]
+    if reasons:
+        return "no GPU kernels: " + reasons[0]
+    if profile.meta.get("source") == "live":
+        return (
+            "no GPU kernels: nothing ran on a GPU while this profile recorded (a CPU-only run); "
+            "p.ops() and p.table() show the ops"
+        )
+    return f"no GPU kernels: the {profile.meta.get('source', '?')} source holds no kernel records"
 
 
 @paused_gc()
@@ -417,9 +439,25 @@ def overview(profile) -> View:
         rows.append(_with_busy(total))
     device = has_device_time(profile)
     shown = CATEGORIES if device else tuple(c for c in CATEGORIES if c not in DEVICE_CATEGORIES + ("runtime",))
+    if not any(s.time["profiler"] for s in steps):  # not a live profile: no profiler time to show
+        shown = tuple(c for c in shown if c != "profiler")
     compiling = ("compile",) if any(s.compile for s in steps) else ()  # cut out of dur
     columns = ("step", "dur") + compiling + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
     return View("overview", columns, rows, notes=_overview_notes(profile), text=frozenset({"step"}))
+
+
+def profiler_time_notes(profile) -> list:
+    """What live capture added to the run it recorded (ops' ``overhead``), for the footers."""
+    own = sum(op.overhead for op in profile.records.ops)
+    if not own:
+        return []
+    windows = step_windows(profile)
+    span = sum(end - start for _, start, end in windows)
+    share = f" ({100.0 * own / span:.0f}% of the recorded time)" if span else ""
+    return [
+        f"pyprof_live's own recording added {duration(own)}{share}: shown as 'profiler' in p.overview(), "
+        "never in an op's host time"
+    ]
 
 
 def _with_busy(row: dict) -> dict:
@@ -444,8 +482,9 @@ def _overview_notes(profile) -> list:
     for i, op in enumerate(records.ops):
         if i not in has_children and op.kind != FUSED:
             by_dir[op.dir or "other"] += op.end - op.start
-    spent = ", ".join(f"{d} {by_dir[d]}" for d in DIRECTIONS if by_dir.get(d))
-    notes.append(f"{len(records.ops)} ops" + (f"; innermost op host time (ns): {spent}" if spent else ""))
+    spent = ", ".join(f"{d} {duration(by_dir[d])}" for d in DIRECTIONS if by_dir.get(d))
+    notes.append(f"{len(records.ops)} ops" + (f"; innermost op host time: {spent}" if spent else ""))
+    notes.extend(profiler_time_notes(profile))
     if records.kernels:
         notes.append(
             f"{len(records.kernels)} kernels, {profile.correlation.kernels_unattributed} of them launched "
@@ -458,7 +497,7 @@ def _overview_notes(profile) -> list:
 
     advice = recommendations(profile)
     for row in advice.rows[:3]:
-        notes.append(f"recommendation [{row['rule']}]: {row['advice']} ({row['at_stake']} ns at stake)")
+        notes.append(f"recommendation [{row['rule']}]: {row['advice']} ({duration(row['at_stake'])} at stake)")
     if len(advice.rows) > 3:
         notes.append(f"... {len(advice.rows) - 3} more: p.recommendations()")
     notes.extend(profile.meta.get("warnings", []))

@@ -54,8 +54,8 @@
   window.pyprofHuman = function (value, quantity) { return human(value, quantity); };
 
   var COLORS = { kernel: '#4e79a7', memcpy: '#f28e2b', memset: '#e15759', runtime: '#76b7b2', dataloader: '#59a14f',
-    cpu_exec: '#edc948', other: '#bab0ac', fwd: '#4e79a7', bwd: '#f28e2b', rest: '#bab0ac', a: '#4e79a7', b: '#f28e2b' };
-  var STEP_PARTS = ['kernel', 'memcpy', 'memset', 'runtime', 'dataloader', 'cpu_exec', 'other'];
+    cpu_exec: '#edc948', profiler: '#b07aa1', other: '#bab0ac', fwd: '#4e79a7', bwd: '#f28e2b', rest: '#bab0ac', a: '#4e79a7', b: '#f28e2b' };
+  var STEP_PARTS = ['kernel', 'memcpy', 'memset', 'runtime', 'dataloader', 'cpu_exec', 'profiler', 'other'];
 
   // ---------------------------------------------------------------- data sources
 
