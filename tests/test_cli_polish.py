@@ -216,11 +216,11 @@ def load_error(load, path) -> str:
         # found only once every event is in: the offending event is looked for again
         (
             [event("cpu_op"), event("cuda_runtime", args={"correlation": [7]})],
-            "cuda_runtime event traceEvents[1]: args 'correlation' is an array, expected a number",
+            "cuda_runtime event traceEvents[1]: args 'correlation' is an array, expected an integer",
         ),
         (
             [event("cpu_op", pid={"host": 1})],
-            "cpu_op event traceEvents[0]: 'pid' is an object, expected a number or a string",
+            "cpu_op event traceEvents[0]: 'pid' is an object, expected an integer or a string",
         ),
         (
             [event("cpu_op"), event("python_function", name=3, args={"Python id": 1})],

@@ -26,15 +26,40 @@ def load(path, progress=None):
     """Read a saved profile, an Nsight Systems or nvprof SQLite export, or a PyTorch profiler trace.
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
+    A pipe, FIFO, device or ``"-"`` (standard input) is read once, into a temporary file.
     """
+    from .spool import read_once
+
+    return read_once(_load_file, path, _check_head, progress=progress)
+
+
+_BOM = b"\xef\xbb\xbf"
+_NOT_A_PROFILE = (
+    "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
+    "or nvprof SQLite export, or a PyTorch profiler JSON trace)"
+)
+
+
+def _check_head(path, head: bytes) -> None:
+    """Refuse, by its first bytes, what cannot be any profile (a stream is not read further)."""
+    if not head:
+        raise ProfileFormatError(path, "file is empty")
+    if not head.startswith((SQLITE_MAGIC, GZIP_MAGIC)) and not _looks_like_json(head):
+        raise ProfileFormatError(path, _NOT_A_PROFILE)
+
+
+def _looks_like_json(text: bytes) -> bool:
+    return text.removeprefix(_BOM).lstrip()[:1] in (b"{", b"[")
+
+
+def _load_file(path, progress=None):
     path = Path(path)
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
     except OSError as error:
         raise unreadable(path, error) from None
-    if not head:
-        raise ProfileFormatError(path, "file is empty")
+    _check_head(path, head)
     if head.startswith(SQLITE_MAGIC):
         from .nsys import load_nsys
 
@@ -52,12 +77,8 @@ def load(path, progress=None):
         from .saved import load_saved
 
         return load_saved(path)
-    if text.lstrip()[:1] in (b"{", b"["):
+    if _looks_like_json(text):
         from .kineto import load_kineto
 
         return load_kineto(path, progress=progress)
-    raise ProfileFormatError(
-        path,
-        "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
-        "or nvprof SQLite export, or a PyTorch profiler JSON trace)",
-    )
+    raise ProfileFormatError(path, _NOT_A_PROFILE)

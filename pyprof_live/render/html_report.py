@@ -3,16 +3,15 @@
 Sections: summary, step breakdown (stacked bars per step), recommendations, top ops, top kernels
 (bar charts and sortable tables) and the nn.Module tree. Everything shown comes from the views
 (``p.overview()``, ``p.ops()``, ``p.kernels()``, ``p.modules()``, ``p.recommendations()``); this
-module only lays them out. Every piece of text from the profile is HTML-escaped.
+module only lays them out. Every piece of text from the profile is escaped (render.html.escape).
 """
 
 from __future__ import annotations
 
-from html import escape
-
 from .._version import __version__
 from ..analysis.timeline import CATEGORIES
 from ..store.files import write_text_atomically
+from .html import escape
 
 TOP = 15  # bars per chart
 TABLE_ROWS = 100  # rows per table

@@ -7,6 +7,7 @@ import io
 
 from ..errors import ColumnError
 from ..gcpause import paused_gc
+from ..safe_text import printable, printable_rows
 
 FORMATS = ("columns", "csv", "space")
 _MIN_SHRUNK = 8
@@ -26,7 +27,7 @@ def render_view(view, fmt: str = "columns", width: int | None = None, limit: int
     if limit is not None and limit < 0:
         raise ColumnError(f"limit must be 0 or more, not {limit}")
     columns = view.columns
-    rows = view.rows if limit is None else view.rows[:limit]
+    rows = printable_rows(view.rows if limit is None else view.rows[:limit], columns)
     heads = [view.column(c).header for c in columns]
     if fmt == "csv":
         return render_csv(rows, columns, heads)
@@ -35,7 +36,7 @@ def render_view(view, fmt: str = "columns", width: int | None = None, limit: int
     if fmt != "columns":
         raise ColumnError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")
     text = render_columns(rows, columns, heads, width)
-    notes = list(view.notes)
+    notes = [printable(note) for note in view.notes]
     if limit is not None and len(view.rows) > limit:
         notes.insert(0, f"showing {limit} of {len(view.rows)} rows")
     return text + ("\n" + "\n".join(notes) if notes else "")

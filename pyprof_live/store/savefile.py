@@ -17,15 +17,16 @@ per column in C (``zip``, ``map(type, ...)``), not per value in Python, so loadi
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import re
 import zlib
 
 from ..errors import ProfileFormatError, ProfileVersionError
 from ..gcpause import paused_gc
-from ..records import RECORD_TYPES, TensorMeta, Unknown
+from ..record_checks import drop_reversed, first_problem, reversed_warning
+from ..records import RECORD_TYPES, Records, TensorMeta, Unknown
 from .files import write_text_atomically
+from .inflate import InflationError, read_gzip
 
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
@@ -106,10 +107,13 @@ def is_saved_profile(head: bytes) -> bool:
 def read_saved(path) -> tuple[dict, dict]:
     """Read a file written by :func:`save`: (record lists by name, meta); ``importers.saved`` makes the Profile."""
     try:
-        with gzip.open(path, "rb") as f:
-            document = json.loads(f.read())
+        document = json.loads(read_gzip(path))
+    except InflationError as e:
+        raise ProfileFormatError(path, f"not a readable saved profile: it {e}") from None
     except (OSError, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ProfileFormatError(path, f"not a readable saved profile ({e})") from None
+    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits, arrays nested too deep
+        raise ProfileFormatError(path, f"not a readable saved profile ({type(e).__name__}: {e})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise ProfileFormatError(path, "not a pyprof_live saved profile")
     version = document.get("version")
@@ -124,9 +128,15 @@ def read_saved(path) -> tuple[dict, dict]:
     try:
         with paused_gc():  # records hold no cycles: rescanning the growing heap is wasted time
             lists = {name: _read_table(name, cls, document["records"][name]) for name, cls in RECORD_TYPES.items()}
-        meta = _decode(document.get("meta") or {"D": {}})
+            problem = first_problem(Records(**lists))
+        if problem is not None:
+            raise _Damage(str(problem))
+        meta = _read_meta(_decode(document.get("meta") or {"D": {}}))
         meta["saved_source"] = meta.get("source")
         meta["path"] = str(path)
+        left_out = drop_reversed(Records(**lists))
+        if left_out:
+            meta.setdefault("warnings", []).append(reversed_warning(left_out, "records"))
     except _Damage as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({e})") from None
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
@@ -136,6 +146,30 @@ def read_saved(path) -> tuple[dict, dict]:
 
 class _Damage(Exception):
     """What does not fit in one table of a saved profile; read_saved names the file."""
+
+
+#: The meta entries the views read, and what each must hold.
+_TEXT_LISTS = ("warnings", "gpu_notes")
+
+
+def _read_meta(meta) -> dict:
+    """The saved meta, checked where the views read it: lists of lines as lists (a loaded profile
+    may get more warnings), text where text is shown."""
+    if not isinstance(meta, dict):
+        raise _Damage(f"meta is {type(meta).__name__}, not an object")
+    for key in _TEXT_LISTS:
+        if key not in meta:
+            continue
+        lines = meta[key]
+        if not isinstance(lines, tuple) or not all(isinstance(line, str) for line in lines):
+            raise _Damage(f"meta.{key} must be a list of text lines")
+        meta[key] = list(lines)
+    for key in ("source", "saved_source"):
+        if not isinstance(meta.get(key, ""), (str, type(None))):
+            raise _Damage(f"meta.{key} must be text")
+    if not isinstance(meta.get("peak", {}), dict):
+        raise _Damage("meta.peak must be an object of peak figures")
+    return meta
 
 
 def _read_table(name: str, cls, table) -> list:
