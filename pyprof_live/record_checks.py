@@ -219,7 +219,7 @@ def arg_problem(value, depth: int = 0) -> str | None:
 def _tensor_problem(tensor: TensorMeta) -> str | None:
     shape, dtype, stride = tensor
     if shape.__class__ is not tuple or len(shape) > MAX_DIMS or not all(_is_dim(d) for d in shape):
-        return f"tensor shapes of at most {MAX_DIMS} non-negative 64-bit integers"
+        return f"tensor shapes of at most {MAX_DIMS} sizes (integers from 0 to 2**63 - 1, or symbols)"
     if dtype is not None and dtype.__class__ is not str:
         return "tensor dtypes that are text or None"
     if stride is not None and (stride.__class__ is not tuple or not all(_is_int64(s) for s in stride)):
@@ -228,7 +228,8 @@ def _tensor_problem(tensor: TensorMeta) -> str | None:
 
 
 def _is_dim(value) -> bool:
-    return value.__class__ is int and 0 <= value <= INT64_MAX
+    """A size: an integer, or a symbolic size as text (a jagged tensor's ragged dimension, "j1")."""
+    return (value.__class__ is int and 0 <= value <= INT64_MAX) or value.__class__ is str
 
 
 def _json_value(value, depth: int) -> bool:

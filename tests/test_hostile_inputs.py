@@ -218,7 +218,7 @@ def test_a_kineto_value_of_the_wrong_type_is_named_at_load(tmp_path, events, hea
         (
             [event("cpu_op", args={"Input Dims": [[-1, 3]], "Input type": ["float"]})],
             "cpu_op event traceEvents[0]: args 'Input Dims'[0] is [-1, 3], "
-            "expected tensor shapes of at most 64 non-negative 64-bit integers",
+            "expected tensor shapes of at most 64 sizes (integers from 0 to 2**63 - 1, or symbols)",
         ),
     ],
 )
@@ -575,8 +575,9 @@ def _set_op(field, value):
         (_set_op("callsite", [["m.py:3"]]), "ops[0]: callsite is a tuple, expected a tuple of strings"),
         (_set_op("kwargs", [[1, 2, 3]]), "ops[0]: kwargs is a tuple, expected (name, value) pairs"),
         (
-            _set_op("inputs", [{"T": [["8"], "float32", None]}]),
-            "ops[0]: inputs is a tuple, expected tensor shapes of at most 64 non-negative 64-bit integers",
+            _set_op("inputs", [{"T": [[8.0], "float32", None]}]),
+            "ops[0]: inputs is a tuple, expected tensor shapes of at most 64 sizes (integers from 0 to 2**63 - 1, "
+            "or symbols)",
         ),
         (_set_op("start", 2**70), "ops[0]: start is 1180591620717411303424, expected a time of at most 2**62 ns"),
     ],

@@ -724,6 +724,6 @@ def _where_in_trace(path, header: dict, problem) -> str:
             records.clear()
         handler(event)
         found = first_problem(scratch, fields)
-        if found is not None:
-            return event_field_problem(event, index, found)
+        if found is not None:  # a field check of kineto_checks, when one fails, says it in the trace's terms
+            return event_problem(event, index) or event_field_problem(event, index, found)
     return str(problem)

@@ -134,12 +134,12 @@ def event_problem(event, index: int) -> str | None:
             if required:
                 return f"{where} has no {key!r}"
         elif not check(event[key]):
-            return f"{where}: {key!r} is {json_type(event[key])}, expected {expected}"
+            return f"{where}: {key!r} is {shown(event[key])}, expected {expected}"
     args = event.get("args") or {}
     for key, (check, expected) in arg_fields:
         if key in args and not check(args[key]):
             value = args[key]
-            found = json_type(value)
+            found = shown(value)
             if isinstance(value, list) and expected.startswith("an array of"):
                 found = f"an array holding {json_type(next(item for item in value if not check([item])))}"
             return f"{where}: args {key!r} is {found}, expected {expected}"
@@ -250,8 +250,9 @@ def _argument_problem(where: str, args: dict, problem) -> str:
             if expected is not None and keys.get(name) in args:
                 return f"{where}: args {keys[name]!r} is {shown(args[keys[name]])}, expected {expected}"
         return f"{where}: a collective's args hold a value of an unexpected type"
-    dims = args.get("Input Dims") or ()
-    concrete = args.get("Concrete Inputs") or ()
+    dims, concrete = (
+        value if isinstance(value, list) else [] for value in map(args.get, ("Input Dims", "Concrete Inputs"))
+    )
     for i, value in enumerate(problem.value):
         expected = arg_problem(value)
         if expected is None:
