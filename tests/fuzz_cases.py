@@ -250,22 +250,24 @@ def _export_writer(source: Path, statements: list[str]) -> Callable[[Path], Path
         shutil.copyfile(source, path)
         with contextlib.closing(sqlite3.connect(path)) as db:
             for statement in statements:
-                try:
-                    db.execute(statement)
-                except sqlite3.IntegrityError:  # NOT NULL, a primary key: a hostile file has no such rules
-                    _drop_constraints(db, statement.split()[1])
-                    db.execute(statement)
+                _execute_unconstrained(db, statement)
             db.commit()
         return path
 
     return write
 
 
-def _drop_constraints(db, table: str) -> None:
-    """Rebuild ``table`` with the same columns and rows but no constraints (CREATE TABLE ... AS)."""
-    db.execute(f"CREATE TABLE fuzz_copy AS SELECT * FROM {table}")
-    db.execute(f"DROP TABLE {table}")
-    db.execute(f"ALTER TABLE fuzz_copy RENAME TO {table}")
+def _execute_unconstrained(db, statement: str) -> None:
+    """Run an UPDATE even where the table forbids its value (NOT NULL, a primary key): a hostile file
+    has no such rules, so the table is rebuilt without them (CREATE TABLE ... AS) and it runs again."""
+    try:
+        db.execute(statement)
+    except sqlite3.IntegrityError:
+        table = statement.split()[1]
+        db.execute(f"CREATE TABLE fuzz_copy AS SELECT * FROM {table}")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE fuzz_copy RENAME TO {table}")
+        db.execute(statement)
 
 
 def sqlite_cases(source: Path, label: str, values=SQL_VALUES, per_field: int | None = None) -> Iterator[Case]:
