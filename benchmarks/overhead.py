@@ -141,7 +141,7 @@ def run_pyprof_live_id_push(step, iters):
         push=functools.partial(ids.__setitem__, 2),
         pop=functools.partial(ids.get, 2),
     )
-    with mock.patch.object(pyprof_live.capture.live, "select_backend", lambda option, warnings: backend):
+    with mock.patch.object(pyprof_live.capture.session, "select_backend", lambda option, warnings: backend):
         run_pyprof_live(step, iters)
 
 

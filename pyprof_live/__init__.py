@@ -3,14 +3,18 @@
 with pyprof_live.profile() as p:
     train_step()
 print(p.table(sort="sil"))
+
+Public names load their module on first use (PEP 562): ``import pyprof_live`` does not import torch,
+so reading a saved profile or a trace (the CLI) does not pay torch's import; live capture does.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from ._version import __version__
-from .analysis.peaks import GpuPeak
 from .capture import annotations as _annotations
-from .capture.annotations import layer
-from .capture.functions import wrap
-from .capture.live import profile
 from .errors import (
     CaptureError,
     ColumnError,
@@ -19,15 +23,53 @@ from .errors import (
     ProfileVersionError,
     PyprofLiveError,
 )
-from .formulas import register_flops
-from .importers import load
-from .importers.kineto import load_kineto
-from .importers.nsys import load_nsys
 from .profile import Profile
-from .report.diff import diff
 
-# NVTX entry points are wrapped once, at import, so ranges pushed later are seen (see annotations).
-_annotations.install()
+if TYPE_CHECKING:
+    from .analysis.peaks import GpuPeak
+    from .capture.annotations import layer
+    from .capture.functions import wrap
+    from .capture.live import profile
+    from .formulas import register_flops
+    from .importers import load
+    from .importers.kineto import load_kineto
+    from .importers.nsys import load_nsys
+    from .report.diff import diff
+
+#: Public name -> the module that defines it, imported when the name is first used.
+_LAZY = {
+    "GpuPeak": "pyprof_live.analysis.peaks",
+    "diff": "pyprof_live.report.diff",
+    "layer": "pyprof_live.capture.annotations",
+    "load": "pyprof_live.importers",
+    "load_kineto": "pyprof_live.importers.kineto",
+    "load_nsys": "pyprof_live.importers.nsys",
+    "profile": "pyprof_live.capture.live",  # imports torch
+    "register_flops": "pyprof_live.formulas",
+    "wrap": "pyprof_live.capture.functions",  # imports torch
+}
+
+# Importing the module pyprof_live.profile (above, so that it never happens later) bound the name
+# "profile" here; the public name is the function, found by __getattr__.
+globals().pop("profile", None)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pyprof_live' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# NVTX entry points are wrapped now if their modules are loaded already (torch imported before
+# pyprof_live, the usual order); the others when a profile starts or layer() is first used.
+_annotations.install(only_imported=True)
 
 __all__ = [
     "CaptureError",

@@ -30,7 +30,15 @@ _EXPORTS = (
 )
 #: (flag, attribute) of the options of the kernel table, and of every option of the printed report.
 _TABLE_OPTIONS = (("-c", "columns"), ("--sort", "sort"))
-_REPORT_OPTIONS = (("--view", "view"), *_TABLE_OPTIONS, ("--limit", "limit"), ("--csv", "csv"), ("-w", "width"))
+_REPORT_OPTIONS = (
+    ("--view", "view"),
+    *_TABLE_OPTIONS,
+    ("--limit", "limit"),
+    ("--csv", "csv"),
+    ("-w", "width"),
+    ("--format", "format"),
+)
+_FORMAT_HELP = "a tabulate table format instead of aligned columns: github or pipe (Markdown), grid, simple, rst, ..."
 
 
 def _line_width(text: str) -> int:
@@ -42,6 +50,24 @@ def _line_width(text: str) -> int:
     if width < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {width}")
     return width
+
+
+def _table_format(text: str) -> str:
+    """``--format``: one of tabulate's formats (tabulate is imported only when the option is given)."""
+    from tabulate import tabulate_formats
+
+    if text not in tabulate_formats:
+        raise argparse.ArgumentTypeError(f"unknown table format {text!r}; valid: {', '.join(tabulate_formats)}")
+    return text
+
+
+def _text_format(args, default: str) -> str:
+    """The render_view format the output options ask for (they are mutually exclusive)."""
+    if args.csv:
+        return "csv"
+    if args.format:
+        return args.format
+    return "columns" if args.width else default
 
 
 def _column_help() -> str:
@@ -65,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
     output.add_argument("-w", "--width", type=_line_width, help="aligned columns fitted into this many characters")
+    output.add_argument("--format", metavar="FMT", type=_table_format, help=_FORMAT_HELP)
     parser.add_argument("--sort", help="sort rows by this column (sil, host, flops, bytes: largest first)")
     parser.add_argument("--limit", type=int, help="show only the first N rows")
     parser.add_argument("--view", choices=VIEW_NAMES, help="table (one row per kernel, default) or a summary")
@@ -91,6 +118,7 @@ def build_diff_parser() -> argparse.ArgumentParser:
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV output, every field quoted")
     output.add_argument("-w", "--width", type=_line_width, help="fit the lines into this many characters")
+    output.add_argument("--format", metavar="FMT", type=_table_format, help=_FORMAT_HELP)
     parser.add_argument("--limit", type=int, help="show only the first N rows")
     return parser
 
@@ -136,10 +164,9 @@ def main(argv=None) -> int:
             view = profile.view(args.view)
             from .render.text import render_view
 
-            fmt = "csv" if args.csv else "columns"
-            text = render_view(view, fmt=fmt, width=args.width, limit=args.limit)
+            text = render_view(view, fmt=_text_format(args, "columns"), width=args.width, limit=args.limit)
         else:
-            fmt = "csv" if args.csv else "columns" if args.width else "space"
+            fmt = _text_format(args, "space")
             text = profile.table(
                 sort=args.sort,
                 width=args.width,
@@ -242,7 +269,7 @@ def diff_main(argv) -> int:
 
     try:
         view = diff(_load(args.a), _load(args.b), by=args.by)
-        text = render_view(view, fmt="csv" if args.csv else "columns", width=args.width, limit=args.limit)
+        text = render_view(view, fmt=_text_format(args, "columns"), width=args.width, limit=args.limit)
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live diff: error: {e}\n")
     return _print(text)

@@ -3,15 +3,19 @@
 Links are computed once, set-based (dicts and one sorted sweep per thread, never a scan per
 kernel), and written into the records' link fields:
 
-1. kernel / memop -> launching API call, by ``(pid, correlation)``;
+1. kernel / memop -> launching API call, by ``(pid, correlation)``; a kernel replayed from a CUDA
+   graph whose capture is known (``capture_correlation``) -> the op of the launch call that issued
+   it at capture, not the op (if any) around the graph launch;
 2. API call -> op: by ``(pid, external_id)`` when the source pushed ids around ops (CUPTI,
    Kineto), else the innermost op on the launching ``(pid, tid)`` whose interval contains the
    call's start (nsys/nvprof NVTX ranges, Kineto traces whose ids are unusable);
-3. op -> parent op: innermost enclosing op on the same thread;
+3. op -> parent op: innermost enclosing op on the same thread (an op fused into a torch.compile'd
+   kernel call has that call as parent and is never a parent itself);
 4. facts a nested op lacks are inherited from its parent (dir, altseq, module, layer, callsite, mod);
 5. backward op -> forward op: the latest forward op of the same process and autograd counter
    (``seq_thread``) with ``seq == altseq`` that started before it (PyProf's rule, keyed by sequence
-   number, not by position).
+   number, not by position); ops of compiled graphs keep the module and call site Inductor's
+   metadata gave them.
 
 What could not be linked is counted in the returned :class:`Correlation`, never dropped.
 """
@@ -23,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .gcpause import paused_gc
-from .records import NO_LINK
+from .records import FUSED, NO_LINK
 
 _INHERITED_FROM_PARENT = ("module", "layer", "callsite", "mod")
 
@@ -38,6 +42,8 @@ class Correlation:
     memops_with_op: int
     bwd_ops: int
     bwd_ops_with_fwd: int
+    kernels_replayed: int = 0  # kernels replayed from a CUDA graph whose capture is known
+    kernels_replayed_with_capture_op: int = 0  # of those, tied to the op that issued them at capture
 
     @property
     def kernels_unattributed(self) -> int:
@@ -55,6 +61,7 @@ def correlate(profile) -> Correlation:
     _link_apis_to_ops(records.apis, ops)
     launches = _link_device_work(records.kernels, records.apis)
     _link_device_work(records.memops, records.apis)
+    replayed, tied = _link_replays_to_capture_ops(records.kernels, records.apis)
     bwd = [op for op in ops if op.dir == "bwd" and op.kind != "node" and not _accumulates_grad(op)]
     return Correlation(
         kernels=len(records.kernels),
@@ -63,6 +70,8 @@ def correlate(profile) -> Correlation:
         memops_with_op=sum(1 for m in records.memops if m.op != NO_LINK),
         bwd_ops=len(bwd),
         bwd_ops_with_fwd=sum(1 for op in bwd if op.fwd != NO_LINK),
+        kernels_replayed=replayed,
+        kernels_replayed_with_capture_op=tied,
     )
 
 
@@ -93,7 +102,8 @@ def _link_parents(ops) -> None:
             while open_ops and ops[open_ops[-1]].end <= op.start and ops[open_ops[-1]].start < op.start:
                 open_ops.pop()
             op.parent = open_ops[-1] if open_ops else NO_LINK
-            open_ops.append(i)
+            if op.kind != FUSED:  # an op fused into a kernel call has no time: nothing runs inside it
+                open_ops.append(i)
 
 
 def _inherit_from_parents(ops) -> None:
@@ -134,6 +144,8 @@ def _link_backward_to_forward(ops) -> None:
         if pos < 0:
             continue
         op.fwd = candidates[pos][1]
+        if op.graph:  # compiled code: Inductor's own metadata gave the module and call site of each op
+            continue
         fwd = ops[op.fwd]
         # Backward work is reported where its forward op was written, not where backward() was called.
         for name in _INHERITED_FROM_PARENT:
@@ -194,3 +206,19 @@ def _link_device_work(items, apis) -> int:
         if a != NO_LINK:
             found += 1
     return found
+
+
+def _link_replays_to_capture_ops(kernels, apis) -> tuple[int, int]:
+    """A replayed kernel belongs to the op that issued its launch at graph capture; returns
+    (kernels with a known capture launch, those whose capture launch has an op)."""
+    replayed = [k for k in kernels if k.capture_correlation != NO_LINK]
+    if not replayed:
+        return 0, 0
+    by_correlation = {(api.pid, api.correlation): api.op for api in apis}
+    tied = 0
+    for kernel in replayed:
+        op = by_correlation.get((kernel.pid, kernel.capture_correlation), NO_LINK)
+        if op != NO_LINK:
+            kernel.op = op
+            tied += 1
+    return len(replayed), tied

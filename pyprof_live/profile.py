@@ -8,7 +8,7 @@ correlation or formula also applies to old saved profiles.
 from __future__ import annotations
 
 from .errors import ColumnError
-from .records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
@@ -30,8 +30,11 @@ class Profile:
         ranges: list[RangeRecord] | None = None,
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
+        compiles: list[CompileRecord] | None = None,
     ):
-        self.records = Records(ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [])
+        self.records = Records(
+            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], compiles or []
+        )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
         self.meta = meta if meta is not None else {}
@@ -65,7 +68,9 @@ class Profile:
         :param sort: a column name (``"sil"``: largest device time first); None keeps launch order.
         :param columns: names from :data:`pyprof_live.columns.COLUMNS` (list or ``"idx,op,sil"``).
         :param width: fit the line into this many characters (PyProf's ``-w``), ``fmt="columns"`` only.
-        :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"`` or ``"space"`` (for awk).
+        :param fmt: ``"columns"`` (aligned, with footer notes), ``"csv"``, ``"space"`` (for awk), or any
+            of tabulate's formats (``"github"`` or ``"pipe"`` for Markdown, ``"grid"``, ``"simple"``...;
+            the footer notes follow after a blank line).
         :param limit: show only the first rows after sorting.
         """
         from .render.text import render_view

@@ -49,13 +49,13 @@ class Problem(NamedTuple):
     """One field of one record that a later stage could not use."""
 
     records: str  # the record list: "ops", "kernels", ...
-    index: int  # position in that list
+    position: int  # in that list
     field: str
     value: object
     expected: str  # what the field must hold: "an integer", "a time of at most 2**62 ns", ...
 
     def __str__(self) -> str:
-        return f"{self.records}[{self.index}]: {self.field} is {describe(self.value)}, expected {self.expected}"
+        return f"{self.records}[{self.position}]: {self.field} is {describe(self.value)}, expected {self.expected}"
 
 
 def describe(value) -> str:
@@ -245,7 +245,7 @@ def _json_value(value, depth: int) -> bool:
     return False
 
 
-def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges")) -> dict:
+def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges", "compiles")) -> dict:
     """Remove records whose end is before their start; {record list: count removed} (empty when none).
 
     Run after :func:`first_problem` (times are then ints) and before correlation (no links yet)."""

@@ -18,6 +18,10 @@ from typing import NamedTuple
 
 NO_LINK = -1
 
+#: OpRecord kinds of torch.compile'd code: one Inductor kernel call, and an ATen op fused into it.
+COMPILED = "compiled"
+FUSED = "fused"
+
 #: Direction of an op, PyProf's ``dir`` column widened: ``opt`` is inside ``optimizer.step()``,
 #: ``recompute`` is a forward re-run by activation checkpointing during backward.
 DIRECTIONS = ("fwd", "bwd", "opt", "recompute", "other")
@@ -53,7 +57,15 @@ Arg = TensorMeta | tuple | int | float | bool | str | None | Unknown
 @dataclass(slots=True)
 class OpRecord:
     """One operator call: an aten op seen by the dispatch mode, an emit_nvtx range, a Kineto cpu_op,
-    an autograd node range in an import, or a wrapped Python function (``kind="function"``)."""
+    an autograd node range in an import, or a wrapped Python function (``kind="function"``).
+
+    torch.compile'd code: each call of an Inductor kernel is a record of kind ``"compiled"`` (name =
+    the kernel, ``cpp_fused_gelu_1``; inputs/outputs = the tensors it reads/writes). Each ATen op
+    (FX node) Inductor fused into it is a record of kind ``"fused"`` placed right after it in the
+    list, with ``start == end ==`` the kernel call's start (no time of its own) and the node's
+    shapes, module and call site: correlation makes the kernel call its parent, and a fused record
+    is never a parent itself. Extern calls (``aten::mm`` out=) stay ordinary ops with ``graph`` set.
+    """
 
     name: str  # qualified op name: "aten::addmm", "AddmmBackward0", "MyFunction.forward"
     start: int
@@ -61,7 +73,9 @@ class OpRecord:
     tid: int = 0
     pid: int = 0
     overload: str = ""  # "default", "Tensor", "dim_IntList"
-    kind: str = "op"  # "op" | "function" (wrap()/custom autograd Function) | "node" (imported bwd node range)
+    #: "op" | "function" (wrap()/custom autograd Function) | "node" (imported bwd node range) |
+    #: "compiled" (one Inductor kernel call) | "fused" (an ATen op fused into the kernel call before it)
+    kind: str = "op"
     dir: str = ""  # one of DIRECTIONS; "" = not known yet (correlation inherits it from the parent op)
     seq: int = NO_LINK  # autograd sequence number of the node this (forward) op created
     altseq: int = NO_LINK  # backward: sequence number of the autograd node running this op
@@ -78,6 +92,12 @@ class OpRecord:
     mod: str = ""  # PyProf's Python API namespace ("torch.nn.functional", "Tensor") when known
     param: str = ""  # AccumulateGrad: the parameter whose gradient this op accumulates
     external_id: int = NO_LINK  # the id the source uses to tie API calls to this op
+    #: torch.compile'd graph the op ran in or was fused into: "<Dynamo compile id> <forward|backward|
+    #: inference>" ("0/0 forward", "1/2 backward"); "" outside compiled code.
+    graph: str = ""
+    #: kind "fused": the ATen op of the user's program Inductor decomposed this node from
+    #: ("aten::gelu" for a node ``aten::erf``; Inductor's ``original_aten``); "" when not known.
+    origin: str = ""
     # Link fields, filled by correlation:
     parent: int = NO_LINK  # enclosing op on the same thread
     fwd: int = NO_LINK  # backward op -> the forward op it belongs to
@@ -118,9 +138,13 @@ class KernelRecord:
     shared_dynamic: int = 0
     graph_id: int = 0
     graph_node_id: int = 0
+    #: A kernel replayed from a CUDA graph: the correlation id of the launch call that issued it while
+    #: the graph was captured (from CUPTI's graph-node records live, by matching replays to captures in
+    #: imports), so correlation ties it to the op recorded at capture; NO_LINK when not known.
+    capture_correlation: int = NO_LINK
     # Link fields, filled by correlation:
-    launch: int = NO_LINK  # ApiRecord index
-    op: int = NO_LINK  # OpRecord index
+    launch: int = NO_LINK  # ApiRecord index (for a replayed kernel: the graph launch)
+    op: int = NO_LINK  # OpRecord index (for a replayed kernel: the op that issued it at capture, when known)
 
 
 @dataclass(slots=True)
@@ -155,6 +179,31 @@ class RangeRecord:
 
 
 @dataclass(slots=True)
+class CompileRecord:
+    """One event of torch.compile's compiler: a frame compiled or recompiled (Dynamo, then AOTAutograd
+    and Inductor for its graphs), a backward graph compiled lazily, or a graph break.
+
+    ``start``/``end`` bound the compilation on the profile's clock (a graph break is an instant:
+    ``start == end``); step times exclude compile time.
+    """
+
+    kind: str  # "compile" | "recompile" | "backward" (lazily compiled backward graphs) | "graph_break"
+    start: int
+    end: int
+    compile_id: str = ""  # Dynamo's "<frame>/<recompile>": "0/0", "0/1"; what OpRecord.graph starts with
+    name: str = ""  # the compiled function ("forward", "train_step")
+    callsite: tuple = ()  # user lines, innermost first: the function's ("model.py:17"), a graph break's line
+    reason: str = ""  # recompile: the guard that failed; graph break: why Dynamo stopped the graph
+    graphs: int = 0  # graphs Inductor produced (forward/backward/inference)
+    kernels: int = 0  # Inductor kernels in those graphs
+    #: ns spent per compiler phase, where the compiler says: {"dynamo": ns, "aot": ns, "inductor": ns}
+    phases: dict = field(default_factory=dict)
+    cache: str = ""  # what compile caches gave: "fx graph hit 2", "fx graph miss 2, aot autograd hit 1"
+    tid: int = 0
+    pid: int = 0
+
+
+@dataclass(slots=True)
 class DeviceInfo:
     """A GPU the profile ran on (or that the export lists)."""
 
@@ -176,6 +225,7 @@ class Records:
     memops: list = field(default_factory=list)
     ranges: list = field(default_factory=list)
     devices: list = field(default_factory=list)
+    compiles: list = field(default_factory=list)
 
 
 #: Every record list a Profile holds, in the order save files and importers use.
@@ -186,4 +236,5 @@ RECORD_TYPES = {
     "memops": MemoryRecord,
     "ranges": RangeRecord,
     "devices": DeviceInfo,
+    "compiles": CompileRecord,
 }

@@ -75,6 +75,10 @@ class ReplayProcess:
         self.stacks = defaultdict(list)  # (thread, external kind) -> pushed ids
         self.thread = 0  # CUPTI's 32-bit id of the thread that makes the next call
         self.pending: list = []
+        self.subscriber = None  # (callback, userdata) of the one callback-API subscriber
+        self.enabled_callbacks: set = set()  # (domain, cbid)
+        self.subscribe_error: BaseException | None = None  # raised by subscribe (another subscriber)
+        self._stamp: int | None = None  # host ns get_timestamp returns while a callback runs
         self._next_correlation = 1 << 31  # for calls the replay makes itself (the stop synchronise)
 
     # -- the calls CuptiBackend makes -------------------------------------------------------------
@@ -85,7 +89,7 @@ class ReplayProcess:
 
     def get_timestamp(self) -> int:
         self._check()
-        return time.perf_counter_ns() + self.clock_offset_ns
+        return (time.perf_counter_ns() if self._stamp is None else self._stamp) + self.clock_offset_ns
 
     def activity_register_callbacks(self, requested, completed) -> None:
         self._check()
@@ -108,6 +112,45 @@ class ReplayProcess:
 
     def activity_pop_external_correlation_id(self, kind: int) -> int:
         return self.stacks[(self.thread, int(kind))].pop()
+
+    # -- the callback API (CUDA graph nodes) --------------------------------------------------------
+
+    def subscribe(self, callback, userdata) -> int:
+        self._check()
+        if self.subscribe_error is not None:
+            raise self.subscribe_error
+        if self.subscriber is not None:
+            raise cupti.cuptiError(int(cupti.Result.ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED))
+        self.subscriber = (callback, userdata)
+        return 0x5B
+
+    def enable_callback(self, enable: int, subscriber: int, domain: int, cbid: int) -> None:
+        (self.enabled_callbacks.add if enable else self.enabled_callbacks.discard)((int(domain), int(cbid)))
+
+    def unsubscribe(self, subscriber: int) -> None:
+        self.subscriber = None
+        self.enabled_callbacks.clear()
+
+    @staticmethod
+    def get_graph_node_id(node: int) -> int:
+        """CUPTI's unique id of a node handle: here the handle's value plus a fixed offset."""
+        return node + 1_000_000
+
+    def graph_node_event(self, cbid, node: int, at: int, original: int = 0) -> None:
+        """CUPTI calling the subscriber about a graph node, with cupti-python's real record classes,
+        on ``self.thread`` at host time ``at`` (inside the call that made the node)."""
+        key = (int(cupti.CallbackDomain.RESOURCE), int(cbid))
+        if self.subscriber is None or key not in self.enabled_callbacks:
+            return
+        graph = cupti.GraphData()
+        graph.node, graph.original_node = node, original
+        data = cupti.ResourceData()
+        data.resource_descriptor = graph.ptr
+        self._stamp = at
+        try:
+            self.subscriber[0](self.subscriber[1], key[0], key[1], data)
+        finally:
+            self._stamp = None
 
     def synchronize(self) -> bool:
         """A cudaDeviceSynchronize made now on the current thread."""

@@ -9,7 +9,7 @@ from torch.nn.modules import module as nn_module
 from torch.utils import checkpoint
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from pyprof_live.capture import live
+from pyprof_live.capture import session
 from pyprof_live.capture.annotations import sink
 
 
@@ -24,7 +24,7 @@ def hooks_state() -> dict:
         "sink": sink.session,
         "profiler": torch.autograd.profiler._is_profiler_enabled,
         "torch_compile": torch.compile,
-        "active_profiles": tuple(live._active),
+        "active_profiles": tuple(session._active),
         "dynamo_skip_hook_is_ours": getattr(
             getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
         )

@@ -1,8 +1,6 @@
 """Live capture: sequence numbers, backward -> forward, direction, modules, layers, threads, hooks."""
 
 import re
-import subprocess
-import sys
 import threading
 import warnings
 
@@ -16,6 +14,7 @@ from torch.utils.checkpoint import checkpoint
 import pyprof_live
 from pyprof_live.records import TensorMeta
 
+from .fresh_process import run_in_a_fresh_process
 from .hooks_state import hooks_state
 
 
@@ -26,13 +25,6 @@ def _ops(p):
 
 def _fwd_name(p, op):
     return p.records.ops[op.fwd].name if op.fwd >= 0 else None
-
-
-def _run_in_a_fresh_process(code: str) -> str:
-    """Its stdout; for what only a new process shows (which modules are imported yet)."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 @pytest.fixture(autouse=True)
@@ -422,7 +414,7 @@ def test_start_stop_again_appends_to_the_same_profile():
     torch.zeros(3)
     p.stop()
     assert [op.name for op in _ops(p)] == ["aten::ones", "aten::zeros"]
-    assert p.raw_ops == []  # the raw tuples are dropped once they are records
+    assert p.session.raw_ops == []  # the raw tuples are dropped once they are records
 
 
 @pytest.mark.e2e
@@ -439,7 +431,7 @@ def test_torch_compile_first_called_inside_the_profile_is_noticed():
         "assert torch.compile is original\n"
         "print(p.meta['compiled_code_run_eagerly'])\n"
     )
-    assert "<lambda> (<string>:7)" in _run_in_a_fresh_process(code)
+    assert "<lambda> (<string>:7)" in run_in_a_fresh_process(code)
 
 
 def test_backward_on_another_thread_is_tied_to_that_threads_forward_ops():
@@ -583,7 +575,7 @@ def test_the_first_op_of_a_process_is_not_charged_with_importing_dynamo():
         "(op,) = p.records.ops\n"
         "print(op.name, op.end - op.start)\n"
     )
-    name, host_ns = _run_in_a_fresh_process(code).split()
+    name, host_ns = run_in_a_fresh_process(code).split()
     assert name == "aten::sin" and int(host_ns) < 100_000_000  # 0.1 s: the import alone takes over 1 s
 
 

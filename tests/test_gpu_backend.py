@@ -16,7 +16,7 @@ import torch
 cupti = pytest.importorskip("cupti").cupti
 
 import pyprof_live  # noqa: E402
-import pyprof_live.capture.live  # noqa: E402
+import pyprof_live.capture.session  # noqa: E402
 from pyprof_live.capture.gpu import (  # noqa: E402
     cupti_backend,
     select_backend,
@@ -100,7 +100,7 @@ def replay_backend_in_live(monkeypatch):
         made["backend"] = ReplayBackend(option, warnings, made["process"])
         return made["backend"]
 
-    monkeypatch.setattr(pyprof_live.capture.live, "select_backend", select)
+    monkeypatch.setattr(pyprof_live.capture.session, "select_backend", select)
     return made
 
 
@@ -438,7 +438,7 @@ def test_a_launch_on_a_thread_python_does_not_list_links_by_its_ops_thread_id():
 
 
 def test_live_launches_carry_the_thread_id_of_their_op(replay_backend_in_live):
-    """LiveProfile._finalize widens CUPTI's 32-bit ids with gpu.widen_thread_ids."""
+    """CaptureSession._finalize widens CUPTI's 32-bit ids with gpu.widen_thread_ids."""
     with pyprof_live.profile(gpu="cupti") as p:
         small_training_step()
     p.correlation

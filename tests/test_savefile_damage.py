@@ -89,9 +89,9 @@ def _missing_required_field(ops):
 @pytest.mark.parametrize(
     "damage, problem",
     [
-        (_cut_fields, "ops: 3 fields named but rows hold 21 values"),
+        (_cut_fields, "ops: 3 fields named but rows hold 23 values"),
         (_short_row, "ops: rows of different lengths"),
-        (_every_row_short, "ops: 21 fields named but rows hold 20 values"),
+        (_every_row_short, "ops: 23 fields named but rows hold 22 values"),
         (_renamed_field, "ops: unknown field(s) 'thread'"),
         (_duplicate_field, "ops: field(s) named twice: 'pid'"),
         (_string_time, "ops.start: values must be int, not str"),

@@ -1,4 +1,5 @@
-"""Peak math rates and DRAM bandwidth of NVIDIA GPUs, looked up from the device name a profile reports.
+"""Peak math rates and DRAM bandwidth of NVIDIA GPUs (and AMD's MI300X, which most public torch.compile
+recordings come from), looked up from the device name a profile reports.
 
 Every figure is DENSE (no 2:4 structured sparsity): NVIDIA's datasheets print tensor-core rates
 "with sparsity" (marked *) for Ampere and later; those are halved here. Rates are boost-clock
@@ -172,6 +173,32 @@ B200 = GpuPeak(
     source="https://www.nvidia.com/en-us/data-center/hgx/",
 )
 
+# AMD Instinct MI300X, ROCm "MI300 series microarchitecture" table (dense; the sparsity figures are double):
+# FP64 vector 81.7, FP64 matrix 163.4, FP32 vector 163.4, TF32 matrix 653.7, FP16/BF16 matrix 1307.4,
+# FP8 and INT8 2614.9; 5.3 TB/s HBM3. "Tensor core" columns here mean its matrix cores.
+MI300X = GpuPeak(
+    "MI300X",
+    5300,
+    163.4,
+    81.7,
+    fp64_tc=163.4,
+    tf32=653.7,
+    fp16=1307.4,
+    bf16=1307.4,
+    fp8=2614.9,
+    int8=2614.9,
+    source="https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html",
+)
+
+
+def _unnamed_peak(device) -> GpuPeak | None:
+    """ROCm traces of some runtimes leave the device name empty: an MI300X is then told by gfx94x
+    (compute capability 9.4), 304 compute units and 192 GB (206,141,652,992 bytes in the vLLM traces)."""
+    if tuple(device.compute_capability) == (9, 4) and device.sm_count == 304 and 190e9 < device.memory_bytes < 210e9:
+        return MI300X
+    return None
+
+
 # Pascal: no tensor cores. GTX 1060 6GB: 1,280 cores x 2 x 1.708 GHz boost = 4.37 TFLOP/s, 8 Gbps x 192 bit;
 # the Max-Q laptop part boosts to 1.48 GHz: 3.79. FP64 = FP32 / 32.
 GTX_1060 = GpuPeak(
@@ -263,6 +290,7 @@ _BY_NAME = (
     (r"(?<!g)h200.*\bnvl\b", H200_NVL),
     (r"(?<!g)h200\b", H200_SXM),
     (r"(?<!g)b200\b", B200),
+    (r"\bmi300x\b", MI300X),  # "AMD Instinct MI300X"
     (r"a100.*\bpci-?e\b", (A100_PCIE_40GB, A100_PCIE_80GB)),
     (r"a100\b", (A100_SXM_40GB, A100_SXM_80GB)),  # "A100-SXM4-80GB", "A100-PG509-200" (Meta's SXM4 board)
     (r"\ba10\b", A10),
@@ -324,7 +352,7 @@ def device_peaks(profile) -> dict:
     if chosen is not None:
         ids = {d.id for d in profile.records.devices} | {k.device for k in profile.records.kernels}
         return {i: chosen for i in ids}
-    peaks = {d.id: find_peak(d.name, d.memory_bytes) for d in profile.records.devices}
+    peaks = {d.id: find_peak(d.name, d.memory_bytes) if d.name else _unnamed_peak(d) for d in profile.records.devices}
     for k in profile.records.kernels:
         peaks.setdefault(k.device, None)
     return peaks

@@ -2,8 +2,9 @@
 
 The ``nvtx`` package does nothing in Python when no tool is attached (its decorator even returns
 the undecorated function), and ``torch.cuda.nvtx`` only reaches C. So the Python entry points of
-both are wrapped once, at import of pyprof_live: each wrapper forwards to the original and, only
-while a profile records, notes the range on the calling thread. ``layer:NAME`` ranges nest into
+both are wrapped once (at import of pyprof_live when already loaded, else when a profile starts or
+``layer()`` is first used): each wrapper forwards to the original and, only while a profile records,
+notes the range on the calling thread. ``layer:NAME`` ranges nest into
 the ``layer`` column (``Encoder_2:FFN:LayerNorm``); other ranges are kept as NVTX ranges.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import time
 from threading import get_ident
 
@@ -90,6 +92,7 @@ class layer:
         self.message = LAYER_PREFIX + name
 
     def __enter__(self):
+        install()  # an attached NVTX tool sees the range too; costs one set lookup once wrapped
         pushed(self.message)
         _forward_push(self.message)
         return self
@@ -120,25 +123,31 @@ def _forward_pop() -> None:
 
 
 _originals: dict = {}  # the nvtx functions we wrapped, so layer() can reach an attached tool
-_installed = False
+_installed: set = set()  # which of "nvtx", "torch.cuda.nvtx" are wrapped
 
 
-def install() -> None:
-    """Wrap nvtx and torch.cuda.nvtx entry points; idempotent (patches are installed once)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    try:
-        import nvtx
-        import nvtx.nvtx as nvtx_impl
-    except ImportError:  # nvtx is a dependency, but a broken install must not break profiling
-        nvtx = nvtx_impl = None
-    if nvtx is not None:
-        _patch_nvtx(nvtx, nvtx_impl)
-    import torch.cuda.nvtx as torch_nvtx
+def install(only_imported: bool = False) -> None:
+    """Wrap the nvtx and torch.cuda.nvtx entry points, each once.
 
-    _patch_torch_nvtx(torch_nvtx)
+    ``only_imported``: wrap only those whose module is loaded already, importing nothing (at
+    ``import pyprof_live``, which must not import torch or nvtx's numpy); a profile's start wraps
+    the rest. Code that binds a function (``from nvtx import push_range``) before it is wrapped
+    keeps the unwrapped one.
+    """
+    if "nvtx" not in _installed and (not only_imported or "nvtx.nvtx" in sys.modules):
+        _installed.add("nvtx")
+        try:
+            import nvtx
+            import nvtx.nvtx as nvtx_impl
+        except ImportError:  # nvtx is a dependency, but a broken install must not break profiling
+            pass
+        else:
+            _patch_nvtx(nvtx, nvtx_impl)
+    if "torch.cuda.nvtx" not in _installed and (not only_imported or "torch.cuda.nvtx" in sys.modules):
+        _installed.add("torch.cuda.nvtx")
+        import torch.cuda.nvtx as torch_nvtx
+
+        _patch_torch_nvtx(torch_nvtx)
 
 
 def _then(original, note):

@@ -72,8 +72,9 @@ from .kineto_checks import (
     first_event_problem,
     header_problem,
 )
+from .kineto_graphs import tie_graph_replays
 from .launches import LaunchingPids
-from .spool import read_once
+from .spool import regular_file, shown_name
 from .trace_json import Progress, read_trace_events
 
 #: How many user frames an op's call site keeps, innermost first.
@@ -354,6 +355,7 @@ class _Builder:
         self._wrappers = defaultdict(list)  # (pid, tid, node name) -> op indices of evaluate_function ranges
         self._node_ops: list = []  # op indices of node-apply ops (Fwd thread id > 0, AccumulateGrad)
         self.external_is_correlation = 0
+        self.launch_names: dict = {}  # (pid, correlation) -> kernel name, where launch calls name it (ROCm)
         self.launching_pids = LaunchingPids(())
         self.memory_events = 0
         self.memory_peak: dict = {}
@@ -433,6 +435,8 @@ class _Builder:
         if external == correlation and external != NO_LINK:
             external = NO_LINK
             self.external_is_correlation += 1
+        if "kernel" in args:
+            self.launch_names[(pid, correlation)] = args["kernel"]
         self.apis.append(ApiRecord(event["name"], start, end, correlation, tid, pid, kind, external))
 
     def kernel(self, event: dict) -> None:
@@ -451,6 +455,8 @@ class _Builder:
                 block=tuple(args.get("block", (0, 0, 0))),
                 registers=args.get("registers per thread", 0),
                 shared_static=args.get("shared memory", 0),  # Kineto writes static + dynamic summed
+                graph_id=args.get("graph id", 0),  # CUDA 12+ Kineto; ROCm traces have none
+                graph_node_id=args.get("graph node id", 0),
             )
         )
 
@@ -655,6 +661,8 @@ _FIELDS_FROM_FILE = {
         "block",
         "registers",
         "shared_static",
+        "graph_id",
+        "graph_node_id",
     ),
     "memops": ("start", "end", "bytes", "device", "stream", "correlation"),
     "ranges": ("name", "start", "end", "tid", "pid"),
@@ -669,17 +677,30 @@ class _BadRecord(Exception):
         self.problem = problem
 
 
-def load_kineto(path, progress: Progress | None = None) -> Profile:
+def load_kineto(path, progress: Progress | None = None, capture=None) -> Profile:
     """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
 
     ``progress(fraction, stage)`` is called once per chunk read (as for :func:`load_nsys`). Raises
     :class:`ProfileFormatError` naming the file for anything that is not a readable Kineto trace.
     A pipe or FIFO is read once, into a temporary file.
+
+    Kernels replayed from CUDA/HIP graphs are tied to the ops that issued them while the graph was
+    captured (see :mod:`.kineto_graphs`): captured in the same trace, or in the trace ``capture``
+    names (vLLM and SGLang capture their graphs at start-up, then replay them).
     """
-    return read_once(_load_file, path, progress=progress)
+    with regular_file(path) as local:
+        profile, builder = _load(local, progress)
+    profile.meta["path"] = shown_name(path)
+    if capture is None:
+        tie_graph_replays(profile, builder.launch_names)
+    else:
+        with regular_file(capture) as local:
+            captured, capture_builder = _load(local, None)
+        tie_graph_replays(profile, builder.launch_names, captured, capture_builder.launch_names, capture)
+    return profile
 
 
-def _load_file(path, progress: Progress | None = None) -> Profile:
+def _load(path, progress: Progress | None) -> tuple[Profile, _Builder]:
     builder = _Builder()
     handlers = builder.handlers
     memory = builder.memory
@@ -696,7 +717,7 @@ def _load_file(path, progress: Progress | None = None) -> Profile:
             problem = event_problem(event, index) or f"{event_label(event, index)} has a value of an unexpected type"
             raise ProfileFormatError(path, problem) from None
         try:
-            return builder.finish(path, header)
+            return builder.finish(path, header), builder
         except _BadRecord as bad:
             raise ProfileFormatError(path, _where_in_trace(path, header, bad.problem)) from None
         except _MALFORMED:  # a header entry, or ids that are used only once every event is in

@@ -201,6 +201,8 @@ _FIELD_SOURCES = {
     "registers": ((True, "registers per thread"),),
     "shared_static": ((True, "shared memory"),),
     "bytes": ((True, "bytes"),),
+    "graph_id": ((True, "graph id"),),
+    "graph_node_id": ((True, "graph node id"),),
 }
 _DEVICE_SOURCES = {
     "id": ("id",),
@@ -267,9 +269,9 @@ def _argument_problem(where: str, args: dict, problem) -> str:
 def device_field_problem(properties, problem) -> str | None:
     """``problem`` of a DeviceInfo in the trace header's terms: deviceProperties[i] and its key."""
     entries = [(i, prop) for i, prop in enumerate(properties or ()) if isinstance(prop, dict)]
-    if problem.index >= len(entries):
+    if problem.position >= len(entries):
         return None
-    i, prop = entries[problem.index]
+    i, prop = entries[problem.position]
     keys = [key for key in _DEVICE_SOURCES.get(problem.field, ()) if key in prop]
     keys.sort(key=lambda key: prop[key].__class__ is int)  # the one that is not an integer first
     for key in keys:

@@ -9,8 +9,9 @@ thread packed in ``objectId`` (pid then tid, little-endian). Device rows carry n
 the pid of the API call that launched them (see :mod:`.launches`). Only API calls that launched
 GPU work are kept, as for Nsight Systems.
 
-Kernel names are demangled by ``torch._C._demangle`` (c10::demangle: the C++ runtime's
-``__cxa_demangle`` where there is one; names it cannot read stay as they are). API names come from
+Kernel names are demangled by the C++ runtime's ``__cxa_demangle`` through cxxfilt (the function
+torch's c10::demangle calls in live capture, so names read the same, without importing torch; names
+it cannot read stay as they are). API names come from
 :func:`pyprof_live.api_names.cupti_api_name` (cupti-python's callback id enums, as for live CUPTI
 capture) where cupti-python is installed, else read ``runtime cbid 211``.
 """
@@ -297,17 +298,16 @@ class _KernelNames(dict):
     def __init__(self, strings: Strings):
         super().__init__()
         self.strings = strings
-        # torch's c10::demangle is __cxa_demangle where the C++ runtime has it: no ctypes demangler of
-        # our own is needed (nvprof names are Itanium-mangled, from Linux builds).
-        from torch._C import _demangle
-
-        self.demangle = _demangle
 
     def __missing__(self, string_id):
-        mangled = self.strings[string_id]
-        try:
-            name = self.demangle(mangled)
-        except RuntimeError:  # c10::demangle refuses some texts (an embedded NUL): keep it as it is
-            name = mangled
-        self[string_id] = name
+        self[string_id] = name = _demangled(self.strings[string_id])
+        return name
+
+
+def _demangled(name: str) -> str:
+    import cxxfilt  # 0.1 s (it looks up the C++ runtime): only nvprof exports need it
+
+    try:
+        return cxxfilt.demangle(name)
+    except cxxfilt.Error:  # not a valid mangled name, or no C++ runtime found: kept as it is
         return name

@@ -88,15 +88,27 @@ def _params_text(op) -> str:
     kw_values = tuple(v for _, v in op.kwargs)
     appended = bool(kw_values) and op.inputs[len(op.inputs) - len(kw_values) :] == kw_values
     positional = op.inputs[: len(op.inputs) - len(kw_values)] if appended else op.inputs
-    names = argument_names(op.name, op.overload) if positional else ()
     tensors, others = [], []
-    named = [(names[i] if i < len(names) else f"arg{i}", v) for i, v in enumerate(positional)] + list(op.kwargs)
-    for name, value in named:
-        if isinstance(value, TensorMeta) or (isinstance(value, tuple) and value and isinstance(value[0], TensorMeta)):
+    names: tuple | None = None  # schema names, looked up (torch's schemas: its import) only when needed
+    for i, value in enumerate(positional):
+        if _is_tensor_value(value):
+            tensors.append(value_text(value))
+        elif value is not None:
+            if names is None:
+                names = argument_names(op.name, op.overload)
+            others.append(f"{names[i] if i < len(names) else f'arg{i}'}={value_text(value)}")
+    for name, value in op.kwargs:
+        if _is_tensor_value(value):
             tensors.append(value_text(value))
         elif value is not None:
             others.append(f"{name}={value_text(value)}")
     return " ".join(tensors + others)
+
+
+def _is_tensor_value(value) -> bool:
+    return isinstance(value, TensorMeta) or (
+        isinstance(value, tuple) and bool(value) and isinstance(value[0], TensorMeta)
+    )
 
 
 def xyz_text(xyz: tuple) -> str:

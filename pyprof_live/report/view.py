@@ -52,10 +52,14 @@ class View:
     def __getitem__(self, i):
         return self.rows[i]
 
-    def __str__(self):
+    def table(self, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
+        """The rows as text, in any format :meth:`Profile.table` takes (``p.ops().table(fmt="github")``)."""
         from ..render.text import render_view
 
-        return render_view(self)
+        return render_view(self, fmt=fmt, width=width, limit=limit)
+
+    def __str__(self):
+        return self.table()
 
     def _repr_html_(self):
         from ..render.html import view_html

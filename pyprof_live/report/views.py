@@ -131,7 +131,8 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
             keyed.append(((key, sub), row))
     for key, kind, item in unattributed:
         row = _device_cells(kind, item)
-        row.update(op="(unattributed)", ops="(unattributed)")
+        label = f"replay of graph {item.graph_id}" if kind == "kernel" and item.graph_id else "(unattributed)"
+        row.update(op=label, ops=label)
         keyed.append(((key, 0), row))
     keyed.sort(key=lambda kr: kr[0])
     rows = []

@@ -31,6 +31,8 @@ from .inflate import InflationError, read_gzip
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
 _LINK_FIELDS = {"parent", "fwd", "launch", "op"}
+#: Record lists added after format version 1's first files: a file without one holds none of them.
+_ADDED_LATER = {"compiles"}
 #: How a record field's annotated type is written by :func:`_encode` (tuples become lists).
 _JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
 
@@ -127,7 +129,11 @@ def read_saved(path) -> tuple[dict, dict]:
         )
     try:
         with paused_gc():  # records hold no cycles: rescanning the growing heap is wasted time
-            lists = {name: _read_table(name, cls, document["records"][name]) for name, cls in RECORD_TYPES.items()}
+            tables = document["records"]
+            lists = {
+                name: [] if name in _ADDED_LATER and name not in tables else _read_table(name, cls, tables[name])
+                for name, cls in RECORD_TYPES.items()
+            }
             problem = first_problem(Records(**lists))
         if problem is not None:
             raise _Damage(str(problem))

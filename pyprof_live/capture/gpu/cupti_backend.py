@@ -28,9 +28,10 @@ import torch
 from cupti import cupti
 
 from ...records import DeviceInfo, Records
-from . import GpuCapture, report_unavailable
+from . import GpuCapture, graph_nodes, report_unavailable
 from .clock import ClockMap, sample
 from .device_work import describe
+from .graph_nodes import GraphNodeTracker
 from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
 from .torch_internals import has_primary_context, torch_profiler_running
 
@@ -122,6 +123,11 @@ class CudaProcess:
         self.activity_flush_all = cupti.activity_flush_all
         self.activity_push_external_correlation_id = cupti.activity_push_external_correlation_id
         self.activity_pop_external_correlation_id = cupti.activity_pop_external_correlation_id
+        # The callback API, for CUDA graph nodes only (graph_nodes.py)
+        self.subscribe = cupti.subscribe
+        self.enable_callback = cupti.enable_callback
+        self.unsubscribe = cupti.unsubscribe
+        self.get_graph_node_id = cupti.get_graph_node_id
 
     @staticmethod
     def synchronize() -> bool:
@@ -164,6 +170,7 @@ class CuptiBackend:
         self._enabled: list = []
         self._clock_start = None
         self._toggles: list = []  # (host ns, recording?) from set_recording
+        self.graph_nodes: GraphNodeTracker | None = None
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -192,6 +199,8 @@ class CuptiBackend:
             return
         self.push = functools.partial(process.activity_push_external_correlation_id, OUR_EXTERNAL_KIND)
         self.pop = functools.partial(process.activity_pop_external_correlation_id, OUR_EXTERNAL_KIND)
+        self.graph_nodes = GraphNodeTracker(process)
+        self.graph_nodes.install()
 
     def set_recording(self, on: bool) -> None:
         """Keep only GPU work launched while the profile records (``profile(steps=...)``); without
@@ -223,13 +232,18 @@ class CuptiBackend:
             incomplete = f"CUPTI failed while stopping ({exc}): GPU work may be missing"
             last = self._clock_start
         finally:
-            self._release(disable=not profiler_running)
+            try:
+                self.graph_nodes.remove()
+            finally:
+                self._release(disable=not profiler_running)
         clock = ClockMap(self._clock_start, last)
         apis, kernels, memops = finish(self.sink, clock.to_host)
+        graph_facts = self.graph_nodes.resolve(apis, kernels, clock.to_host)
         apis, kernels, memops = _without_sentinel(apis, kernels, memops)
         if self._toggles:
             apis, kernels, memops = self._recorded_only(apis, kernels, memops)
         facts, notes = describe(kernels)
+        notes += graph_nodes.describe(graph_facts, self.graph_nodes.failure)
         sync_count, sync_ns = self.sink.synchronization
         meta = {
             "gpu": {
@@ -239,6 +253,7 @@ class CuptiBackend:
                 "synchronization_calls": sync_count,
                 "synchronization_ns": sync_ns,
                 "records_of_other_kinds": {_kind_name(k): n for k, n in self.sink.other_kinds.items()},
+                "graph_nodes": graph_facts,
             },
             **facts,
         }

@@ -1,10 +1,9 @@
 """Facts about device work that one row per op cannot tell: CUDA graph replays, communication kernels.
 
 A kernel replayed from a CUDA graph carries the correlation id of the ``cudaGraphLaunch`` that
-replayed it, so correlation ties it to the op (if any) that launched the graph, not to the op that
-issued the kernel while the graph was being captured: CUPTI's activity records do not link a graph
-node to the launch that created it at capture time (that needs its callback API, which would
-conflict with torch.profiler). The replays are therefore summarised per graph, with a note saying so.
+replayed it; when the graph was captured under the profile, ``graph_nodes.py`` also gives it the
+call that issued it at capture, and correlation ties it to that call's op. The replays are
+summarised per graph all the same (kernels, time, launches, nodes), with a report line.
 """
 
 from __future__ import annotations
@@ -47,9 +46,9 @@ def describe(kernels) -> tuple[dict, list]:
         time_ns = sum(g["time_ns"] for g in graphs.values())
         facts["gpu_graph_replays"] = graphs
         lines.append(
-            f"{count} kernels ({time_ns} ns) were replays of CUDA graph(s) {', '.join(map(str, graphs))}: they are "
-            "shown under the op that launched the graph, or unattributed when it was launched outside any "
-            "recorded op; the ops that issued them at graph capture are not known to CUPTI's activity records"
+            f"{count} kernels ({time_ns} ns) were replays of CUDA graph(s) {', '.join(map(str, graphs))}: shown under "
+            "the op that issued them at capture when the capture was profiled, else under the op that launched "
+            "the graph, or as 'replay of graph N'"
         )
     streams = communication(kernels)
     if streams:

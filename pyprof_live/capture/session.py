@@ -1,0 +1,388 @@
+"""A capture session: the hooks of one live profile, what they record, and start/stop/step.
+
+One session records at a time. Starting installs every hook (op dispatch mode, module hooks,
+Function/checkpoint scopes, thread start hook, torch.compile watch); stopping removes them all,
+also when the profiled code raises, and turns the raw tuples recorded since start into records,
+appended to the ``Records`` and ``meta`` the session was given (those of its LiveProfile).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode, _push_mode
+
+from ..errors import CaptureError
+from ..gcpause import paused_gc
+from ..records import NO_LINK, OpRecord, RangeRecord, Records
+from . import annotations, callsite, compiled
+from .context import context
+from .finalize import build_op_records
+from .functions import FunctionScopes
+from .gpu import select_backend, widen_thread_ids
+from .gpu.torch_internals import torch_profiler_running
+from .modules import ModuleNames
+from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
+
+_now = time.perf_counter_ns
+_active: list = []  # the session that is recording, if any (one per process)
+_start_lock = threading.Lock()
+
+#: What ``profile(gpu=...)`` accepts.
+GPU_OPTIONS = ("auto", "cupti", "off")
+
+
+@dataclass(slots=True)
+class FunctionScope:
+    """A wrap()'d function or autograd Function call, open while it runs."""
+
+    name: str
+    mod: str
+    start: int
+    tid: int
+    dir: str
+    module: str
+    layers: tuple
+    frames: tuple
+    op_id: int = NO_LINK  # id pushed to the GPU backend, so kernels launched directly by it link here
+    end: int = 0
+    seq: int = NO_LINK
+    #: An autograd Function's node number, taken when apply starts (also when its output needs no
+    #: grad and so shows no node): no aten op owns it (finalize.py).
+    node_number: int = NO_LINK
+
+
+class CaptureSession:
+    """The capture state of one live profile, over all its start/stop segments.
+
+    The hooks call back into it (``add_range``, ``open_function``, ``hit_cap``...); the records it
+    builds at each stop go into ``records`` and its notes into ``meta``.
+    """
+
+    def __init__(
+        self,
+        records: Records,
+        meta: dict,
+        steps=None,
+        stack_depth: int = 2,
+        max_ops: int = 1_000_000,
+        gpu: str = "auto",
+    ):
+        if gpu not in GPU_OPTIONS:
+            raise ValueError(f'gpu must be "auto", "cupti" or "off", not {gpu!r}')
+        self.records = records
+        self.meta = meta
+        self.steps = None if steps is None else frozenset(steps)
+        self.stack_depth = stack_depth
+        self.max_ops = max_ops
+        self.gpu = gpu
+        self.raw_ops: list = []
+        self.op_infos: list = []
+        #: Ids of op and function records (pushed to the GPU backend), unique over every start/stop.
+        self.next_id = itertools.count().__next__
+        self.raw_functions: list = []
+        self.raw_ranges: list = []
+        self._module_names = ModuleNames()
+        self.param_names = self._module_names.param_names  # id(parameter) -> name, for AccumulateGrad
+        self.recording = False
+        self._step = 0
+        self._step_start = 0
+        self._ops_at_step_start = 0
+        self._recorder: OpRecorder | None = None
+        self._gpu = None
+        self._thread_profile_hook = None
+        self._mode_pushed = False  # the op hook is on the starting thread's dispatch-mode stack
+        self._scopes = FunctionScopes()
+        self._start_peek = 0
+        self._start_tid = 0
+        self._started_once = False
+        self._last_peek: dict = {}  # tid -> autograd counter value last seen (finalize.py)
+        self._resyncs: list = []  # (raw op index, tid, counter value) where recording (re)started
+        self._cap_hit = False
+        self._frame_cache: dict = {}
+
+    @property
+    def active(self) -> bool:
+        """Between start() and stop()."""
+        return self in _active
+
+    # -- control -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Install every hook and start recording (unless a step schedule says to wait)."""
+        with _start_lock:
+            if _active:
+                raise CaptureError(
+                    "a pyprof_live profile is already recording; nested or concurrent profile() is not supported"
+                )
+            if torch_profiler_running():
+                raise CaptureError("torch.profiler is recording; stop it before starting a pyprof_live profile")
+            _active.append(self)
+        try:
+            self._gpu = select_backend(self.gpu, self.meta["warnings"])
+            annotations.install()
+            peek = torch._C._autograd._get_sequence_nr()
+            if not self._started_once:  # sequence numbers stay relative to the first start
+                self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
+            context.__init__()  # a fresh thread context: no stale module/layer state from before
+            self._module_names.install()
+            self._scopes.install()
+            compiled.watch(self._compiled_code_ran_eagerly, self._compiled_code_ran_compiled)
+            if self._gpu is not None:
+                self._gpu.start()
+            self._recorder = OpRecorder(self, self._gpu)
+            annotations.sink.session = self
+            self._thread_profile_hook = threading.getprofile()
+            threading.setprofile(self._enter_new_thread)
+            self._step_start = _now()
+            self._ops_at_step_start = 0
+            self._set_recording(self.steps is None or self._step in self.steps)
+        except BaseException:
+            try:
+                self._remove_hooks()
+            finally:
+                if self._gpu is not None:
+                    self._gpu.stop()  # releases CUPTI, so a later profile can collect again
+            raise
+
+    def stop(self) -> None:
+        """Remove every hook and build the records; safe to call after an exception."""
+        if not self.active:
+            raise CaptureError("this profile is not recording (stop() without start())")
+        self._close_step()
+        try:
+            self._remove_hooks()
+        finally:
+            gpu_capture = self._gpu.stop() if self._gpu is not None else None
+        self._finalize(gpu_capture)
+
+    def step(self) -> None:
+        """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
+        self._close_step()
+        self._step += 1
+        self._step_start = _now()
+        self._ops_at_step_start = len(self.raw_ops)
+        self._set_recording(self.steps is None or self._step in self.steps)
+
+    def _set_recording(self, on: bool) -> None:
+        """Record or not; between recorded steps the op hook is taken off this thread's mode stack, so
+        those steps run at full speed (it stays, inert, if another mode was pushed above it)."""
+        recorder = self._recorder
+        if on and not self.recording and recorder is not None:
+            # Nodes numbered while not recording (between start/stop segments, in steps not
+            # recorded) belong to no recorded op: numbering resumes from here (finalize.py).
+            self._resyncs.append((len(self.raw_ops), threading.get_ident(), torch._C._autograd._get_sequence_nr()))
+        self.recording = on
+        if recorder is not None:
+            recorder.recording = on
+            if on and not self._mode_pushed:
+                _push_mode(recorder)
+                self._mode_pushed = True
+            elif not on and self._mode_pushed and _get_current_dispatch_mode() is recorder:
+                _pop_mode()
+                self._mode_pushed = False
+        if self._gpu is not None:
+            self._gpu.set_recording(on)  # GPU work of steps not recorded is dropped too
+
+    def _close_step(self) -> None:
+        if self.recording and len(self.raw_ops) > self._ops_at_step_start:
+            self.add_range(f"step {self._step}", self._step_start, _now(), self._start_tid, "step")
+
+    def _remove_hooks(self) -> None:
+        """Undo every hook; each removal runs even if an earlier one failed (the first error is raised)."""
+        recorder = self._recorder
+        self._recorder = None
+        self.recording = False
+        removals = [
+            lambda: self._take_off(recorder),
+            self._restore_thread_hook,
+            lambda: setattr(annotations.sink, "session", None),
+            compiled.unwatch,
+            self._scopes.remove,
+            self._module_names.remove,
+            # torch skips always_call forward hooks on KeyboardInterrupt: the module stack could keep
+            # the user's model alive (and its GPU memory, in a notebook) until the next profile.
+            context.__init__,
+        ]
+        error = None
+        for remove in removals:
+            try:
+                remove()
+            except Exception as e:  # noqa: PERF203 - every hook must come off
+                error = error or e
+        with _start_lock:
+            if self in _active:
+                _active.remove(self)
+        if error is not None:
+            raise error
+
+    def _take_off(self, recorder) -> None:
+        if recorder is None:
+            return
+        recorder.detach()  # threads started while recording keep it on their stack: make it inert
+        if not self._mode_pushed:
+            return
+        self._mode_pushed = False
+        # Modes the user entered after start() stay, in their order: only the op hook comes out.
+        above = []
+        try:
+            while (mode := _get_current_dispatch_mode()) is not None and mode is not recorder:
+                above.append(_pop_mode())
+            if mode is recorder:
+                _pop_mode()
+        except Exception:  # the user's code left the mode stack broken; the recorder is inert now
+            pass
+        finally:
+            for mode in reversed(above):
+                _push_mode(mode)
+
+    def _restore_thread_hook(self) -> None:
+        """Put back the thread start hook found at start(), unless the user has set their own since."""
+        if threading.getprofile() == self._enter_new_thread:
+            threading.setprofile(self._thread_profile_hook)
+
+    def _enter_new_thread(self, frame, event, arg):
+        """Runs first in each thread started while recording: put the op hook on that thread too.
+
+        The mode stays on that thread's stack until the thread ends (a thread's mode stack can only be
+        changed from the thread itself); after stop() it passes every op through untouched.
+        """
+        previous = self._thread_profile_hook
+        sys.setprofile(previous)  # the user's own per-thread profiler, if any, carries on
+        recorder = self._recorder
+        if recorder is not None:
+            _push_mode(recorder)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    # -- callbacks from hooks --------------------------------------------------------------------
+
+    def add_range(self, name: str, start: int, end: int, tid: int, kind: str) -> None:
+        if self.recording:
+            self.raw_ranges.append(RangeRecord(name=name, start=start, end=end, tid=tid, kind=kind))
+
+    def open_function(self, name: str, mod: str) -> FunctionScope:
+        ctx = context
+        recorder = self._recorder
+        if torch._C._current_graph_task_id() == -1:
+            direction = host_direction(ctx.host_dir, torch.is_grad_enabled())
+        else:
+            direction = backward_facts(ctx, self.param_names)[0]
+        scope = FunctionScope(
+            name=name,
+            mod=mod,
+            start=_now(),
+            tid=threading.get_ident(),
+            dir=direction,
+            module=ctx.module,
+            layers=ctx.layers,
+            frames=callsite.capture(self.stack_depth, skip=3) if self.stack_depth and recorder else (),
+            op_id=self.next_id(),
+        )
+        self.raw_functions.append(scope)
+        if self._gpu is not None:
+            self._gpu.push(scope.op_id)
+        return scope
+
+    def close_function(self, scope: FunctionScope) -> None:
+        scope.end = _now()
+        if self._gpu is not None:
+            self._gpu.pop()
+
+    def hit_cap(self) -> None:
+        if not self._cap_hit:
+            self._cap_hit = True
+            self.meta["truncated"] = True
+            self.meta["warnings"].append(f"record cap of {self.max_ops:,} ops reached; later ops were not recorded")
+            warn_cap(self.max_ops)
+
+    def _compiled_code_ran_eagerly(self, where: str) -> None:
+        self._note_compiled_code(
+            "eagerly",
+            where,
+            (
+                "torch.compile'd code ran eagerly under pyprof_live.profile() (a dispatch mode makes Dynamo skip "
+                f"compiling it): this profile shows the eager ops, not the compiled kernels ({where})."
+            ),
+        )
+
+    def _compiled_code_ran_compiled(self, where: str) -> None:
+        self._note_compiled_code(
+            "compiled",
+            where,
+            (
+                "torch.compile'd code compiled before the profile started ran compiled under it: its fused "
+                f"kernels call no aten op, so this profile misses their work ({where})."
+            ),
+        )
+
+    def _note_compiled_code(self, how: str, where: str, message: str) -> None:
+        """Kept in meta["compiled_code_run_<how>"]; the first of each kind warns."""
+        places = self.meta.setdefault(f"compiled_code_run_{how}", [])
+        if where in places:
+            return
+        places.append(where)
+        if len(places) == 1:
+            message += (
+                " Profile the compiled model with torch.profiler or nsys and load the trace with pyprof_live.load()."
+            )
+            self.meta["warnings"].append(message)
+            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=3)
+
+    # -- records ---------------------------------------------------------------------------------
+
+    @paused_gc()
+    def _finalize(self, gpu_capture) -> None:
+        """Turn what this start/stop recorded into records, appended to earlier ones; the raw
+        tuples are dropped (the records hold everything, and keeping both doubled the memory)."""
+        function_numbers = {(scope.tid, scope.node_number) for scope in self.raw_functions if scope.node_number >= 0}
+        ops = build_op_records(
+            self.raw_ops,
+            self.op_infos,
+            self._start_peek,
+            self._start_tid,
+            self._last_peek,
+            self._frame_cache,
+            function_numbers,
+            self._resyncs,
+        )
+        for scope in self.raw_functions:
+            ops.append(
+                OpRecord(
+                    name=scope.name,
+                    start=scope.start,
+                    end=scope.end or _now(),
+                    tid=scope.tid,
+                    kind="function",
+                    seq_thread=scope.tid,
+                    dir=scope.dir,
+                    seq=scope.seq - self._start_peek if scope.seq >= 0 else NO_LINK,
+                    module=scope.module,
+                    layer=scope.layers,
+                    mod=scope.mod,
+                    external_id=scope.op_id,
+                    callsite=callsite.format_frames(scope.frames, self._frame_cache),
+                )
+            )
+        records = self.records
+        records.ops.extend(ops)
+        records.ranges.extend(self.raw_ranges)
+        self.raw_ops.clear()
+        self._resyncs.clear()
+        self.raw_functions.clear()
+        self.raw_ranges.clear()
+        if gpu_capture is not None:
+            widen_thread_ids(gpu_capture, {op.tid for op in records.ops})
+            for name in ("apis", "kernels", "memops"):
+                getattr(records, name).extend(getattr(gpu_capture.records, name))
+            known = {d.id for d in records.devices}
+            records.devices.extend(d for d in gpu_capture.records.devices if d.id not in known)
+            self.meta.update(gpu_capture.meta)
+            if gpu_capture.incomplete:
+                self.meta["warnings"].append(f"GPU data is incomplete: {gpu_capture.incomplete}")

@@ -1,0 +1,238 @@
+"""CUDA/HIP graph replays in Kineto traces, tied to the launch calls that issued them at capture.
+
+A kernel replayed by ``cudaGraphLaunch``/``hipGraphLaunch`` carries the graph launch's correlation
+id; the op that issued it is the one around its launch call while the graph was *captured*
+(``...StreamBeginCapture`` .. ``...StreamEndCapture`` on one thread: kernels launched there are
+recorded into the graph, not run). Kineto records no graph-node -> capture-call link, so the
+replay is matched to a capture by what both show:
+
+- ROCm traces name the kernel on every launch call (``hipModuleLaunchKernel`` ``args.kernel``):
+  a replay's kernels, in start order, are aligned with a capture's launch calls by name
+  (longest matching subsequence), against the capture whose names match most of them;
+- CUDA traces name no kernel on ``cudaLaunchKernel``: a replay is matched by position, and only to
+  a capture with exactly as many launch calls as the replay has kernels.
+
+Among captures that fit a replay equally (vLLM captures one piecewise graph per layer, all alike),
+the n-th such replay is tied to the n-th such capture, cycling: graphs are replayed in the order
+they were captured. What matched is written as ``KernelRecord.capture_correlation``; correlation
+then ties each kernel to the op of that launch call. Replays that match no capture keep their
+graph launch and are reported per graph ("replay of graph N"), never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from ..records import NO_LINK
+
+_BEGIN_CAPTURE = re.compile(r"(?:cuda|hip|cu)StreamBeginCapture")
+_END_CAPTURE = re.compile(r"(?:cuda|hip|cu)StreamEndCapture")
+_GRAPH_LAUNCH = re.compile(r"(?:cuda|hip|cu)GraphLaunch")
+#: Calls that put a kernel node into a graph being captured.
+_KERNEL_LAUNCH = re.compile(
+    r"(?:cuda|hip)(?:Ext)?(?:Module)?Launch(?:Cooperative)?Kernel|cuLaunch(?:Cooperative)?Kernel|cudaLaunchKernelExC"
+)
+
+
+def is_graph_launch(name: str) -> bool:
+    return _GRAPH_LAUNCH.match(name) is not None
+
+
+@dataclass
+class Capture:
+    """The kernel launch calls of one stream capture, in call order."""
+
+    number: int  # 1-based, in capture order over the trace(s)
+    correlations: list = field(default_factory=list)
+    names: list = field(default_factory=list)  # kernel name per launch call ("" when the trace has none)
+
+
+def captures(apis, launch_names: dict) -> list:
+    """The captures in ``apis`` (sorted by start), numbered from 1; ``launch_names``: (pid, correlation) -> kernel name."""
+    found = []
+    open_by_thread: dict = {}
+    for api in apis:
+        key = (api.pid, api.tid)
+        name = api.name
+        if _BEGIN_CAPTURE.match(name):
+            open_by_thread[key] = Capture(0)
+        elif _END_CAPTURE.match(name):
+            capture = open_by_thread.pop(key, None)
+            if capture is not None and capture.correlations:
+                capture.number = len(found) + 1
+                found.append(capture)
+        elif key in open_by_thread and _KERNEL_LAUNCH.fullmatch(name):
+            capture = open_by_thread[key]
+            capture.correlations.append(api.correlation)
+            capture.names.append(launch_names.get((api.pid, api.correlation), ""))
+    return found
+
+
+def replays(apis, kernels) -> list:
+    """(graph launch call, its kernels in start order) for each graph launch that replayed kernels."""
+    launches = {(a.pid, a.correlation): a for a in apis if is_graph_launch(a.name)}
+    by_launch = defaultdict(list)
+    for kernel in kernels:
+        launch = launches.get((kernel.pid, kernel.correlation))
+        if launch is not None:
+            by_launch[id(launch)].append(kernel)
+    out = []
+    for launch in sorted(launches.values(), key=lambda a: a.start):
+        replayed = by_launch.get(id(launch))
+        if replayed:
+            replayed.sort(key=lambda k: (k.start, k.stream))
+            out.append((launch, replayed))
+    return out
+
+
+def _aligned(capture: Capture, names: list) -> list:
+    """(capture position, replay position) pairs: by name where the capture names its kernels, by position otherwise."""
+    if not any(capture.names):
+        return list(zip(range(len(names)), range(len(names)))) if len(capture.names) == len(names) else []
+    matcher = SequenceMatcher(None, capture.names, names, autojunk=False)
+    return [(a + i, b + i) for a, b, size in matcher.get_matching_blocks() for i in range(size)]
+
+
+def tie_replays(apis, kernels, all_captures: list) -> dict:
+    """Set ``capture_correlation`` (and, where the trace has none, ``graph_id`` = capture number) on
+    replayed kernels; returns the facts for ``Profile.meta["graph_replays"]``."""
+    graph_replays = replays(apis, kernels)
+    if not graph_replays:
+        return {}
+    by_signature = defaultdict(list)
+    for capture in all_captures:
+        by_signature[tuple(capture.names)].append(capture)
+    used = defaultdict(int)  # signature -> replays tied to its captures so far (round robin)
+    untied_graphs: dict = {}  # signature of a replay without capture -> its graph number
+    tied = 0
+    for _launch, replayed in graph_replays:
+        names = [k.name for k in replayed]
+        capture, pairs = _best_capture(all_captures, by_signature, used, names)
+        if capture is not None:
+            for a, b in pairs:
+                replayed[b].capture_correlation = capture.correlations[a]
+            tied += len(pairs)
+        if not any(k.graph_id for k in replayed):  # ROCm: the trace has no graph ids; number them
+            if capture is not None:
+                number = capture.number
+            else:
+                number = untied_graphs.setdefault(tuple(names), len(all_captures) + len(untied_graphs) + 1)
+            for k in replayed:
+                k.graph_id = number
+    count = sum(len(r) for _, r in graph_replays)
+    if not all_captures:
+        method = "no capture in the profile"
+    elif any(any(c.names) for c in all_captures):
+        method = "kernel names of the capture's launch calls"
+    else:
+        method = "position in the capture"
+    return {
+        "launches": len(graph_replays),
+        "kernels": count,
+        "kernels_tied_to_capture": tied,
+        "captures": len(all_captures),
+        "method": method,
+    }
+
+
+def _best_capture(all_captures, by_signature, used, names):
+    """The capture a replay of kernels ``names`` came from, and the aligned positions; (None, [])."""
+    signature = tuple(names)
+    same = by_signature.get(signature)
+    if same:  # exact: the n-th replay of this sequence <- the n-th capture of it, cycling
+        capture = same[used[signature] % len(same)]
+        used[signature] += 1
+        return capture, [(i, i) for i in range(len(names))]
+    best, best_pairs = None, []
+    for capture in all_captures:
+        if abs(len(capture.names) - len(names)) > max(len(names), len(capture.names)) // 2:
+            continue  # cannot match half of the kernels
+        pairs = _aligned(capture, names)
+        if len(pairs) > len(best_pairs):
+            best, best_pairs = capture, pairs
+    if best is None or 2 * len(best_pairs) < len(names):
+        return None, []
+    return best, best_pairs
+
+
+def graph_notes(kernels, facts: dict, capture_path=None) -> list:
+    """Footer lines: how many replayed kernels are tied to capture-time ops, and the replays without one."""
+    if not facts:
+        return []
+    where = f" in {capture_path}" if capture_path else ""
+    notes = [
+        f"{facts['kernels_tied_to_capture']} of {facts['kernels']} kernels replayed by {facts['launches']} graph "
+        f"launch(es) tied to the launch calls of {facts['captures']} graph capture(s){where}, by {facts['method']}"
+    ]
+    untied = defaultdict(lambda: [0, 0])
+    for k in kernels:
+        if k.graph_id and k.capture_correlation == NO_LINK:
+            entry = untied[k.graph_id]
+            entry[0] += 1
+            entry[1] += k.end - k.start
+    if untied:
+        graphs = ", ".join(f"graph {g}: {n} kernels, {t} ns" for g, (n, t) in sorted(untied.items()))
+        notes.append(f"replays without their capture in the profile, shown as 'replay of graph N' ({graphs})")
+    return notes
+
+
+def tie_graph_replays(profile, launch_names: dict, captured=None, capture_names=None, capture_path=None) -> None:
+    """Tie ``profile``'s replayed kernels to their capture, in the same trace or in ``captured`` (the
+    uncorrelated Profile of the capture trace, whose capture-time ops and launch calls are then added
+    to ``profile``); facts go to ``meta["graph_replays"]``, report lines to ``meta["gpu_notes"]``."""
+    records = profile.records
+    if captured is None:
+        facts = tie_replays(records.apis, records.kernels, captures(records.apis, launch_names))
+    else:
+        found = captures(captured.records.apis, capture_names or {})
+        facts = tie_replays(records.apis, records.kernels, found)
+        _add_capture_records(records, captured.records, found)
+        profile.meta["capture_path"] = str(capture_path)
+    if facts:
+        profile.meta["graph_replays"] = facts
+        profile.meta.setdefault("gpu_notes", []).extend(graph_notes(records.kernels, facts, capture_path))
+
+
+def _add_capture_records(records, captured, found: list) -> None:
+    """Copy into ``records`` the capture trace's launch calls of ``found`` captures and the ops around them
+    (the ops correlation ties the replayed kernels to); their ids are shifted past the replay trace's."""
+    launch_ids = {c for capture in found for c in capture.correlations}
+    if not launch_ids:
+        return
+    shift = 1 + max(
+        [a.correlation for a in records.apis]
+        + [a.external_id for a in records.apis]
+        + [o.external_id for o in records.ops]
+        + [0]
+    )
+    launches = [a for a in captured.apis if a.correlation in launch_ids]
+    by_thread = defaultdict(list)
+    for api in launches:
+        by_thread[(api.pid, api.tid)].append(api.start)
+    external_ids = {(a.pid, a.external_id) for a in launches if a.external_id != NO_LINK}
+    ops = [o for o in captured.ops if (o.pid, o.external_id) in external_ids or _contains_any(o, by_thread)]
+    for api in launches:
+        api.correlation += shift
+        if api.external_id != NO_LINK:
+            api.external_id += shift
+    for op in ops:
+        if op.external_id != NO_LINK:
+            op.external_id += shift
+    for kernel in records.kernels:
+        if kernel.capture_correlation != NO_LINK:
+            kernel.capture_correlation += shift
+    records.apis = sorted(records.apis + launches, key=lambda a: a.start)
+    records.ops = sorted(records.ops + ops, key=lambda o: (o.start, -o.end))
+
+
+def _contains_any(op, starts_by_thread) -> bool:
+    """Whether ``op`` is open at one of the launch calls of its thread (it encloses a capture-time launch)."""
+    starts = starts_by_thread.get((op.pid, op.tid))
+    if not starts:
+        return False
+    i = bisect_left(starts, op.start)
+    return i < len(starts) and starts[i] <= op.end

@@ -1,0 +1,11 @@
+"""Run a snippet in a new interpreter: for what only a new process shows (which modules are imported yet)."""
+
+import subprocess
+import sys
+
+
+def run_in_a_fresh_process(code: str) -> str:
+    """Its stdout; the test fails with its stderr when it exits non-zero."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
