@@ -534,6 +534,58 @@ def test_replacing_a_file_keeps_its_mode(tmp_path, write):
 
 
 # ------------------------------------------------------------------------------------------------
+# 12. stop() on another thread than the one that started the profile
+
+
+def test_stop_on_another_thread_refuses_and_leaves_no_hook_behind():
+    import torch
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    import pyprof_live
+    from pyprof_live.errors import CaptureError
+
+    profile = pyprof_live.profile()
+    profile.start()
+    torch.ones(2).add(1)
+    refused = []
+
+    def stop_elsewhere():
+        try:
+            profile.stop()
+        except CaptureError as error:
+            refused.append(str(error))
+
+    other = threading.Thread(target=stop_elsewhere)
+    other.start()
+    other.join()
+    assert len(refused) == 1 and "only that thread can take the hook off, so call stop() there" in refused[0]
+    torch.ones(2).mul(3)  # still recording: the refused stop() changed nothing
+    profile.stop()
+    assert _get_current_dispatch_mode_stack() == []
+    assert [op.name for op in profile.records.ops] == ["aten::ones", "aten::add", "aten::ones", "aten::mul"]
+
+
+def test_a_profile_whose_thread_ended_stops_on_any_thread():
+    import torch
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    import pyprof_live
+
+    profile = pyprof_live.profile()
+
+    def record():
+        profile.start()
+        torch.ones(3).neg()
+
+    worker = threading.Thread(target=record)
+    worker.start()
+    worker.join()
+    profile.stop()
+    assert [op.name for op in profile.records.ops] == ["aten::ones", "aten::neg"]
+    assert _get_current_dispatch_mode_stack() == []
+
+
+# ------------------------------------------------------------------------------------------------
 # 13. Damaged saved profiles
 
 

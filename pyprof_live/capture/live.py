@@ -60,8 +60,11 @@ class LiveProfile(Profile):
         return self
 
     def _stop(self, raised: type[BaseException] | None) -> None:
-        atexit.unregister(self._stop_at_exit)
-        self.session.stop()
+        try:
+            self.session.stop()
+        finally:
+            if not self.session.active:  # still recording when stop() refused to run on this thread
+                atexit.unregister(self._stop_at_exit)
         self.invalidate()
         if self.report is not None:
             self._print_report(raised)
