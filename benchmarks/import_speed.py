@@ -2,6 +2,8 @@
 
 Goal (issue 3): at 20000x (920k kernels, 1.24M launching API calls, 1.64M NVTX ranges, 860 MB)
 import + correlate in at most 20 s and 1.5 GB peak RSS on a 2-core machine, growing linearly.
+Goal (issue 14, ``--report``): the same plus the full CSV report (every column of ``p.table``, every
+row) within the same 20 s and 1.5 GB.
 For scale: PyProf's parse + prof took 136 s and 1.1-1.7 GB at 10000x.
 
 The exports are made with ../shared/tools/scale_nsys.py (the real export repeated N times back to
@@ -34,19 +36,24 @@ _SOURCE_KERNELS = 46
 GOAL_SECONDS, GOAL_MB, GOAL_SIZE = 20.0, 1500, 20000
 
 
-def _measure(path: str) -> dict:
-    """Runs in the child process: one timed import + correlation of ``path``."""
+def _measure(path: str, report: bool) -> dict:
+    """Runs in the child process: one timed import + correlation of ``path`` (+ the full CSV report)."""
     sys.path.insert(0, str(_REPO))
     from pyprof_live.correlate import correlate
     from pyprof_live.importers.nsys import load_nsys
+    from pyprof_live.report.columns import COLUMN_NAMES
 
     base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall, cpu = time.perf_counter(), time.process_time()
     profile = load_nsys(path)
     import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
     linked = correlate(profile)
+    correlated_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report_chars = len(profile.table(fmt="csv", columns=COLUMN_NAMES)) if report else 0
     records = profile.records
     return {
+        "correlated_peak_mb": correlated_peak,
+        "report_chars": report_chars,
         "import_s": import_wall,
         "import_cpu_s": import_cpu,
         "total_s": time.perf_counter() - wall,
@@ -76,10 +83,9 @@ def _scaled(copies: int, folder: Path, scaler: Path) -> Path:
     return out
 
 
-def _run_child(path: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", str(path)], check=True, capture_output=True, text=True
-    ).stdout
+def _run_child(path: Path, report: bool) -> dict:
+    command = [sys.executable, __file__, "--child", str(path)] + (["--report"] if report else [])
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -88,10 +94,13 @@ def main() -> int:
     parser.add_argument("--sizes", default="10,100,1000,20000", help="comma-separated copy counts")
     parser.add_argument("--keep", help="make and keep the scaled exports in this folder (else a temporary one)")
     parser.add_argument("--scaler", type=Path, default=_SCALER, help=f"scale_nsys.py (default: {_SCALER})")
+    parser.add_argument(
+        "--report", action="store_true", help="also time the full CSV report (every column, every row) after import"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(_measure(args.child)))
+        print(json.dumps(_measure(args.child, args.report)))
         return 0
     for needed, how in ((_SOURCE, "set PYPROF_LIVE_TEST_DATA to the recordings folder"), (args.scaler, "use --scaler")):
         if not needed.is_file():
@@ -108,7 +117,7 @@ def main() -> int:
         )
         previous = None
         for copies in sizes:
-            r = _run_child(_scaled(copies, folder, args.scaler))
+            r = _run_child(_scaled(copies, folder, args.scaler), args.report)
             if r["kernels"] != copies * _SOURCE_KERNELS:
                 print(
                     f"{copies:>7}: the scaled export holds {r['kernels']} kernels, not {copies * _SOURCE_KERNELS}: "
@@ -124,6 +133,11 @@ def main() -> int:
                 f"{copies:>7} {r['kernels']:>8} {r['kernels_with_op']:>8} {r['import_s']:>7.2f} "
                 f"{r['import_cpu_s']:>7.2f} {r['total_s']:>8.2f} {r['total_cpu_s']:>7.2f} {per_kernel:>9.2f} "
                 f"{growth} {r['peak_mb']:>6.0f} {r['base_mb']:>5.0f}"
+                + (
+                    f"  (import+correlate peak {r['correlated_peak_mb']:.0f}; CSV {r['report_chars'] / 1e6:.0f} M chars)"
+                    if args.report
+                    else ""
+                )
             )
             if copies == GOAL_SIZE:
                 met = r["total_s"] <= GOAL_SECONDS and r["peak_mb"] <= GOAL_MB

@@ -31,17 +31,19 @@ if TYPE_CHECKING:
     from .capture.functions import wrap
     from .capture.live import profile
     from .formulas import register_flops
-    from .importers import load
     from .importers.kineto import load_kineto
     from .importers.nsys import load_nsys
     from .report.diff import diff
+    from .run import Run, load, load_run
 
 #: Public name -> the module that defines it, imported when the name is first used.
 _LAZY = {
     "GpuPeak": "pyprof_live.analysis.peaks",
     "diff": "pyprof_live.report.diff",
     "layer": "pyprof_live.capture.annotations",
-    "load": "pyprof_live.importers",
+    "Run": "pyprof_live.run",
+    "load": "pyprof_live.run",  # a directory opens as a Run, a file as a Profile
+    "load_run": "pyprof_live.run",
     "load_kineto": "pyprof_live.importers.kineto",
     "load_nsys": "pyprof_live.importers.nsys",
     "profile": "pyprof_live.capture.live",  # imports torch
@@ -80,12 +82,14 @@ __all__ = [
     "ProfileFormatError",
     "ProfileVersionError",
     "PyprofLiveError",
+    "Run",
     "__version__",
     "diff",
     "layer",
     "load",
     "load_kineto",
     "load_nsys",
+    "load_run",
     "profile",
     "register_flops",
     "wrap",

@@ -22,6 +22,8 @@ from .safe_text import printable
 from .store.files import file_to_replace
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
+#: Views of a run directory (many ranks) that one profile has not.
+_RUN_ONLY_VIEWS = ("ranks", "stragglers", "skew")
 
 #: (flag, attribute, what its file is, the endings that file's name must have).
 _EXPORTS = (
@@ -94,13 +96,29 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--format", metavar="FMT", type=_table_format, help=_FORMAT_HELP)
     parser.add_argument("--sort", help="sort rows by this column (sil, host, flops, bytes: largest first)")
     parser.add_argument("--limit", type=int, help="show only the first N rows")
-    parser.add_argument("--view", choices=VIEW_NAMES, help="table (one row per kernel, default) or a summary")
+    parser.add_argument(
+        "--view",
+        choices=(*VIEW_NAMES, *_RUN_ONLY_VIEWS),
+        help="table (one row per kernel, default) or a summary; for a run directory: "
+        "ranks, stragglers (default: both), skew, ops, kernels",
+    )
     parser.add_argument(
         "--chrome",
         metavar="OUT",
         help="write a Chrome trace (Perfetto, chrome://tracing; .json or .json.gz) instead of the report",
     )
     parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML report instead of the report")
+    parser.add_argument(
+        "--capture",
+        metavar="TRACE",
+        help="PyTorch profiler trace that captured the CUDA graphs FILE replays (vLLM, SGLang capture at start-up)",
+    )
+    parser.add_argument(
+        "--provenance",
+        metavar="LOG",
+        help="TORCH_TRACE log of the same torch.compile run: ties Inductor kernels to the ops they fused "
+        "(default: dedicated_log_torch_trace*.log beside FILE)",
+    )
     return parser
 
 
@@ -133,20 +151,22 @@ def is_diff_command(argv) -> bool:
     return len(argv) >= 3 and os.path.exists(argv[1]) and os.path.exists(argv[2])
 
 
-def _progress(fraction: float, stage: str) -> None:
-    """A one-line progress bar on stderr, for long imports in a terminal."""
-    filled = int(30 * min(max(fraction, 0.0), 1.0))
-    sys.stderr.write(f"\rreading [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%} {stage:<24}")
-    sys.stderr.flush()
-
-
-def _load(path):
+def _load(path, capture=None, provenance=None):
+    """The profile at ``path``, with a progress bar (tqdm) on stderr while a long import reads it,
+    when stderr is a terminal."""
     from .importers import load
 
-    profile = load(path, progress=_progress if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + " " * 70 + "\r")
-    return profile
+    if not sys.stderr.isatty():
+        return load(path, None, capture, provenance)
+    from tqdm import tqdm
+
+    with tqdm(total=100, desc="reading", unit="%", file=sys.stderr, leave=False) as bar:
+
+        def progress(fraction: float, stage: str) -> None:
+            bar.set_postfix_str(stage, refresh=False)
+            bar.update(round(100 * min(max(fraction, 0.0), 1.0)) - bar.n)
+
+        return load(path, progress, capture, provenance)
 
 
 def main(argv=None) -> int:
@@ -156,8 +176,12 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _check_options(parser, args)
+    if os.path.isdir(args.file):
+        return _run_main(parser, args)
+    if args.view in _RUN_ONLY_VIEWS:
+        parser.error(f"--view {args.view} is a view across ranks: give a run directory, not a file")
     try:
-        profile = _load(args.file)
+        profile = _load(args.file, args.capture, args.provenance)
         if args.chrome is not None or args.html is not None:
             return _export(profile, args)
         if args.view not in (None, "table"):
@@ -177,6 +201,37 @@ def main(argv=None) -> int:
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live: error: {e}\n")
     return _print(text)
+
+
+def _run_main(parser, args) -> int:
+    """A run directory: the views across its ranks (or the merged trace, the run's HTML report)."""
+    from .render.text import render_view
+    from .run import RUN_VIEW_NAMES, load_run
+
+    if args.view is not None and args.view not in RUN_VIEW_NAMES:
+        parser.error(f"--view {args.view} is a view of one profile; a run directory has {', '.join(RUN_VIEW_NAMES)}")
+    _refuse_given(
+        parser,
+        args,
+        (*_TABLE_OPTIONS, ("--capture", "capture"), ("--provenance", "provenance")),
+        "one profile, not to a run directory",
+    )
+    try:
+        run = load_run(args.file)
+        if args.chrome is not None or args.html is not None:
+            code = _export(run, args)
+        else:
+            names = [args.view] if args.view else ["ranks", "stragglers"]
+            fmt = _text_format(args, "columns")
+            text = "\n\n".join(
+                render_view(run.view(name), fmt=fmt, width=args.width, limit=args.limit) for name in names
+            )
+            code = None
+    except PyprofLiveError as e:
+        parser.exit(2, f"pyprof-live: error: {e}\n")
+    for problem in run.problems:
+        sys.stderr.write(f"pyprof-live: warning: left out {problem}\n")
+    return code if code is not None else _print(text)
 
 
 def _check_options(parser, args) -> None:

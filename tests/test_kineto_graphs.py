@@ -12,6 +12,7 @@ kernel, so a replayed Triton kernel tied right has a capture-time op of its own 
 
 import gzip
 import json
+from collections import Counter
 
 import pytest
 
@@ -72,6 +73,9 @@ def test_flux_capture_and_replay_in_one_trace(shared_data, flux):
     assert flux.records.apis[kernels[0].launch].name == "hipGraphLaunch"  # the launch stays the graph launch
     assert check_triton_ties(flux, kernels) == 433  # 433 Triton kernels, each under its own launch op
     ops = flux.records.ops
+    triton = [k for k in kernels if k.name.startswith("triton_")]
+    # ... an Inductor kernel call of the compiled graph (its launch op is inside "Torch-Compiled Region: 0/0")
+    assert {(ops[k.op].kind, ops[k.op].graph) for k in triton} == {("compiled", "0/0 inference")}
     names = [ops[k.op].name for k in kernels]
     assert names.count("aten::mm") == 427 and names.count("aiter::fmha_v3_fwd") == 57
     assert {ops[k.op].module for k in kernels} == {"OptimizedModule_0.xFuserFlux1Transformer2DWrapper_0"}
@@ -96,6 +100,12 @@ def test_vllm_replay_file_tied_to_its_capture_file(shared_data):
     assert sorted({k.graph_id for k in kernels}) == list(range(1, 26))  # the n-th launch <- the n-th capture
     assert check_triton_ties(profile, kernels) == 48
     ops = profile.records.ops
+    # vLLM runs its piecewise Inductor graphs without a Dynamo region: each is named by the FX cache key of
+    # its "## Call CompiledFxGraph <key> ##" range in the capture trace (25 ranges, 3 keys: first piece,
+    # the 23 alike layers, last piece); all 48 Triton launch ops are Inductor kernel calls of one of them
+    graphs = Counter(ops[k.op].graph.split()[0][:8] + " " + ops[k.op].graph.split()[1] for k in kernels)
+    assert graphs == {"fyz7apwg inference": 4, "fb3en3pm inference": 23 * 15, "fvcpdjt7 inference": 12}
+    assert profile.meta["compiled"] == {"kernel_calls": 48, "kernel_calls_in_compiled_graph": 48, "provenance_logs": []}
     layers = [ops[k.op].name for k in kernels if k.graph_id not in (1, 25)]
     assert layers.count("vllm::moe_forward") == 3 * 23 and layers.count("aten::addmm") == 3 * 23
     assert profile.meta["capture_path"].endswith("capture_mi300x.pt.trace.json.gz")
@@ -117,3 +127,23 @@ def test_replays_without_their_capture_are_rows_per_graph(shared_data):
     text = profile.table(columns="op,kernel")
     assert text.count("replay of graph 2") == 345 and "0 of 361 kernels replayed" in text
     assert "shown as 'replay of graph N' (graph 1: 4 kernels" in text
+
+
+def test_cli_capture_option(shared_data, capsys):
+    from pyprof_live.cli import main
+
+    assert (
+        main(
+            [str(shared_data / VLLM_REPLAY), "--capture", str(shared_data / VLLM_CAPTURE), "--limit", "1", "-w", "300"]
+        )
+        == 0
+    )
+    assert "361 of 361 kernels replayed by 25 graph launch(es)" in capsys.readouterr().out
+    nsys = shared_data / "nsys" / "nsys2025.5_vecadd_rtx3060_schema3.24.sqlite"
+    with pytest.raises(SystemExit) as exit_:
+        main([str(nsys), "--capture", str(shared_data / VLLM_CAPTURE)])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == (
+        f"pyprof-live: error: {nsys}: a graph capture trace or a provenance log goes with a PyTorch "
+        "profiler trace, not this file\n"
+    )

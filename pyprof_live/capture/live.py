@@ -21,6 +21,7 @@ from collections.abc import Callable
 import torch
 
 from ..profile import VIEW_NAMES, Profile
+from . import logdir as logdir_module
 from .session import CaptureSession
 
 #: What profile(report=...) takes besides a callable: a view name, True (= "table") or None/False.
@@ -31,10 +32,21 @@ class LiveProfile(Profile):
     """A Profile filled by running code under it. Use through :func:`profile`."""
 
     def __init__(
-        self, steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto", report: Report = None
+        self,
+        steps=None,
+        stack_depth: int = 2,
+        max_ops: int = 1_000_000,
+        gpu: str = "auto",
+        report: Report = None,
+        logdir=None,
     ):
         super().__init__(meta={"source": "live", "torch": torch.__version__, "warnings": []})
         self.report = _checked_report(report)
+        #: The run directory each stop() saves this worker's profile into (None: not saved).
+        self.logdir = None if logdir is None else logdir_module.prepare_logdir(logdir)
+        #: Files written into ``logdir`` by the last stop().
+        self.saved_files: list = []
+        self._saved_names: dict = {}  # window -> file, so a second stop rewrites instead of adding copies
         #: The hooks and raw capture state; it writes into this profile's records and meta.
         self.session = CaptureSession(
             self.records, self.meta, steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu
@@ -66,6 +78,9 @@ class LiveProfile(Profile):
             if not self.session.active:  # still recording when stop() refused to run on this thread
                 atexit.unregister(self._stop_at_exit)
         self.invalidate()
+        if self.logdir is not None:
+            windows = self.session.steps is not None
+            self.saved_files = logdir_module.save_worker(self, self.logdir, windows, self._saved_names)
         if self.report is not None:
             self._print_report(raised)
 
@@ -95,7 +110,12 @@ class LiveProfile(Profile):
 
 
 def profile(
-    steps=None, stack_depth: int = 2, max_ops: int = 1_000_000, gpu: str = "auto", report: Report = None
+    steps=None,
+    stack_depth: int = 2,
+    max_ops: int = 1_000_000,
+    gpu: str = "auto",
+    report: Report = None,
+    logdir=None,
 ) -> LiveProfile:
     """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
 
@@ -109,8 +129,11 @@ def profile(
         unchanged): ``True`` or ``"table"`` (``p.table(sort="sil")``), another view name
         (``"overview"``, ``"ops"``, ``"modules"``, ``"kernels"``, ``"recommendations"``), or a
         callable, called with the profile instead. None (default): silent.
+    :param logdir: a run directory: when the profile stops, this worker's profile is saved there
+        (Parquet, named after its rank, else host and pid; with ``steps``, one file per recorded
+        window of consecutive steps); ``pyprof_live.load_run(logdir)`` reads every worker back.
     """
-    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu, report=report)
+    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu, report=report, logdir=logdir)
 
 
 def _checked_report(report: Report) -> str | Callable | None:

@@ -52,6 +52,7 @@ from ..gcpause import paused_gc
 from ..profile import Profile
 from ..record_checks import drop_reversed, first_problem, reversed_warning
 from ..records import (
+    COMPILED,
     NO_LINK,
     ApiRecord,
     DeviceInfo,
@@ -72,6 +73,7 @@ from .kineto_checks import (
     first_event_problem,
     header_problem,
 )
+from .kineto_compiled import tie_compiled_kernels
 from .kineto_graphs import tie_graph_replays
 from .launches import LaunchingPids
 from .spool import regular_file, shown_name
@@ -323,6 +325,12 @@ def _ns(us) -> int:
     return whole * 1000 + round((us - whole) * 1000)
 
 
+def _id_arg(args: dict, name: str) -> int:
+    """An optional id argument; 0 (none) when absent or not an integer."""
+    value = args.get(name, 0)
+    return value if value.__class__ is int else 0
+
+
 def event_times(event: dict) -> tuple[int, int]:
     """(start, end) of a trace event in integer ns (public: the CUPTI replay reads traces with it too)."""
     start = _ns(event["ts"])
@@ -392,6 +400,8 @@ class _Builder:
         args = event.get("args") or {}
         seq = args.get("Sequence number", NO_LINK)
         op = OpRecord(name, start, end, tid, pid, external_id=args.get("External id", NO_LINK))
+        if "kernel_backend" in args:  # an Inductor kernel launch (Triton's _RecordFunctionFast)
+            op.kind = COMPILED
         if "Input Dims" in args:
             op.inputs = self._args.inputs(args)
         if name.startswith(_EVALUATE_FUNCTION):
@@ -435,8 +445,9 @@ class _Builder:
         if external == correlation and external != NO_LINK:
             external = NO_LINK
             self.external_is_correlation += 1
-        if "kernel" in args:
-            self.launch_names[(pid, correlation)] = args["kernel"]
+        kernel = args.get("kernel")
+        if kernel.__class__ is str:
+            self.launch_names[(pid, correlation)] = kernel
         self.apis.append(ApiRecord(event["name"], start, end, correlation, tid, pid, kind, external))
 
     def kernel(self, event: dict) -> None:
@@ -455,8 +466,8 @@ class _Builder:
                 block=tuple(args.get("block", (0, 0, 0))),
                 registers=args.get("registers per thread", 0),
                 shared_static=args.get("shared memory", 0),  # Kineto writes static + dynamic summed
-                graph_id=args.get("graph id", 0),  # CUDA 12+ Kineto; ROCm traces have none
-                graph_node_id=args.get("graph node id", 0),
+                graph_id=_id_arg(args, "graph id"),  # CUDA 12+ Kineto; ROCm traces have none
+                graph_node_id=_id_arg(args, "graph node id"),
             )
         )
 
@@ -677,7 +688,7 @@ class _BadRecord(Exception):
         self.problem = problem
 
 
-def load_kineto(path, progress: Progress | None = None, capture=None) -> Profile:
+def load_kineto(path, progress: Progress | None = None, capture=None, provenance=None) -> Profile:
     """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
 
     ``progress(fraction, stage)`` is called once per chunk read (as for :func:`load_nsys`). Raises
@@ -687,6 +698,10 @@ def load_kineto(path, progress: Progress | None = None, capture=None) -> Profile
     Kernels replayed from CUDA/HIP graphs are tied to the ops that issued them while the graph was
     captured (see :mod:`.kineto_graphs`): captured in the same trace, or in the trace ``capture``
     names (vLLM and SGLang capture their graphs at start-up, then replay them).
+
+    Inductor kernels of a compiled program are tied to their compiled graph, and to the ATen ops they
+    fused where a TORCH_TRACE log of the same run is given (``provenance``: a path or a list of paths)
+    or lies next to the trace (see :mod:`.kineto_compiled`).
     """
     with regular_file(path) as local:
         profile, builder = _load(local, progress)
@@ -696,7 +711,9 @@ def load_kineto(path, progress: Progress | None = None, capture=None) -> Profile
     else:
         with regular_file(capture) as local:
             captured, capture_builder = _load(local, None)
+        tie_compiled_kernels(captured, provenance, capture)  # its graph calls are not copied over
         tie_graph_replays(profile, builder.launch_names, captured, capture_builder.launch_names, capture)
+    tie_compiled_kernels(profile, provenance, path)
     return profile
 
 

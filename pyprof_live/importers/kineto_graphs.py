@@ -27,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from ..records import NO_LINK
+from ..records import COMPILED, FUSED, NO_LINK
 
 _BEGIN_CAPTURE = re.compile(r"(?:cuda|hip|cu)StreamBeginCapture")
 _END_CAPTURE = re.compile(r"(?:cuda|hip|cu)StreamEndCapture")
@@ -53,7 +53,7 @@ class Capture:
 
 def captures(apis, launch_names: dict) -> list:
     """The captures in ``apis`` (sorted by start), numbered from 1; ``launch_names``: (pid, correlation) -> kernel name."""
-    found = []
+    found: list[Capture] = []
     open_by_thread: dict = {}
     for api in apis:
         key = (api.pid, api.tid)
@@ -106,7 +106,7 @@ def tie_replays(apis, kernels, all_captures: list) -> dict:
     by_signature = defaultdict(list)
     for capture in all_captures:
         by_signature[tuple(capture.names)].append(capture)
-    used = defaultdict(int)  # signature -> replays tied to its captures so far (round robin)
+    used: defaultdict[tuple, int] = defaultdict(int)  # signature -> replays tied to its captures so far
     untied_graphs: dict = {}  # signature of a replay without capture -> its graph number
     tied = 0
     for _launch, replayed in graph_replays:
@@ -168,7 +168,7 @@ def graph_notes(kernels, facts: dict, capture_path=None) -> list:
         f"{facts['kernels_tied_to_capture']} of {facts['kernels']} kernels replayed by {facts['launches']} graph "
         f"launch(es) tied to the launch calls of {facts['captures']} graph capture(s){where}, by {facts['method']}"
     ]
-    untied = defaultdict(lambda: [0, 0])
+    untied: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0])
     for k in kernels:
         if k.graph_id and k.capture_correlation == NO_LINK:
             entry = untied[k.graph_id]
@@ -214,7 +214,12 @@ def _add_capture_records(records, captured, found: list) -> None:
     for api in launches:
         by_thread[(api.pid, api.tid)].append(api.start)
     external_ids = {(a.pid, a.external_id) for a in launches if a.external_id != NO_LINK}
-    ops = [o for o in captured.ops if (o.pid, o.external_id) in external_ids or _contains_any(o, by_thread)]
+    ops = []
+    for op in captured.ops:  # an op fused into a kernel call (start == end) goes with its call
+        if (op.pid, op.external_id) in external_ids or _contains_any(op, by_thread):
+            ops.append(op)
+        elif op.kind == FUSED and ops and ops[-1].kind in (COMPILED, FUSED) and ops[-1].start == op.start:
+            ops.append(op)
     for api in launches:
         api.correlation += shift
         if api.external_id != NO_LINK:
@@ -226,7 +231,19 @@ def _add_capture_records(records, captured, found: list) -> None:
         if kernel.capture_correlation != NO_LINK:
             kernel.capture_correlation += shift
     records.apis = sorted(records.apis + launches, key=lambda a: a.start)
-    records.ops = sorted(records.ops + ops, key=lambda o: (o.start, -o.end))
+    records.ops = _merged(records.ops, ops)
+
+
+def _merged(ops: list, more: list) -> list:
+    """Two time-ordered op lists in one, each op fused into a kernel call kept right after its call."""
+    groups: list[list] = []
+    for op in ops + more:
+        if op.kind == FUSED and groups:
+            groups[-1].append(op)
+        else:
+            groups.append([op])
+    groups.sort(key=lambda g: (g[0].start, -g[0].end))
+    return [op for group in groups for op in group]
 
 
 def _contains_any(op, starts_by_thread) -> bool:

@@ -9,9 +9,10 @@ adds, per compiled graph, what we need to tie a kernel to the ops and lines it w
   keys carry a call-site handle, ``"triton_poi_fused_mul_1:2"``, in logs with debug handles) or, in
   older logs, ``inductor_triton_kernel_to_post_grad_nodes`` (the same map without handles);
 - ``inductor_provenance_tracking_kernel_stack_traces``: kernel -> the user stack of each of its nodes;
-- ``after_post_grad_graph``: the graph those node names belong to, printed as code, with each node's
-  ATen op (``torch.ops.aten.mul.Tensor``), output type (``"f32[10, 30][30, 1]cuda:0"``) and the
-  ``# File: model.py:84 in forward, code: ...`` line it came from;
+- ``after_post_grad_graph`` (``inductor_post_grad_graph`` in torch 2.13): the graph those node names
+  belong to, printed as code, with each node's ATen op (``torch.ops.aten.mul.Tensor``), arguments,
+  output type (``"f32[10, 30][30, 1]cuda:0"``) and the ``# File: model.py:84 in forward, code: ...``
+  line it came from (so a fused node has the shapes its op's formula needs);
 - ``inductor_output_code``: the generated wrapper, whose ``Original ATen: [aten.addmm, aten.gelu]``
   comment before each call names the user-level ops a kernel fused;
 - ``fx_graph_cache_miss``/``_hit``: the FX graph cache key, which a Kineto trace of the same run names
@@ -35,7 +36,10 @@ from . import unreadable
 # ``V0521 11:50:47.831000 3054118 /path/compile_fx.py:967] {...}`` (glog prefix: level, date, time, pid, file:line)
 _ENTRY = re.compile(r"[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]*\] (\{.*\})\s*\Z")
 # ``mul_3: "f32[10, 30][30, 1]cuda:0" = torch.ops.aten.mul.Tensor(mul_1, add);  ...``
-_NODE = re.compile(r"\s*(\w+)(?:: ([^=]*?))? = torch\.ops\.(\w+)\.(\w+)\.(\w+)\(")
+_NODE = re.compile(r"\s*(\w+)(?:: ([^=]*?))? = torch\.ops\.(\w+)\.(\w+)\.(\w+)\((.*)")
+# ``primals_3: "f32[32, 64][64, 1]cpu"`` in a signature or before ``=``: the type of a value
+_TYPED_NAME = re.compile(r"(\w+): \"([^\"]+)\"")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:e-?\d+)?|inf)\Z")
 # ``# File: /path/model.py:84 in forward, code: z = gelu(y)``
 _FILE_COMMENT = re.compile(r"\s*# File: (.*):(\d+) in ")
 # ``  File "/path/model.py", line 84, in forward``
@@ -74,9 +78,12 @@ class FusedNode:
     """One post-grad FX node a kernel was generated from."""
 
     name: str  # "mul_3"
-    op: str = ""  # "aten::mul.Tensor"; "" when the log has no printed graph holding the node
+    op: str = ""  # "aten::mul.Tensor"; "" when the log has no printed graph holding the node (or no ATen op)
     output: TensorMeta | None = None  # the node's output (shape, dtype, stride) as the graph prints it
     line: str = ""  # user line the node came from, "model.py:84"
+    #: Positional arguments: TensorMeta for graph values of known type, numbers, tuples, None, str.
+    inputs: tuple = ()
+    kwargs: tuple = ()  # ((name, value), ...)
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,7 @@ def read_provenance(path) -> list[CompiledGraph]:
     for number, meta, payload in _entries(path):
         seen_entry = True
         artifact = (meta.get("artifact") or {}).get("name", "") if isinstance(meta.get("artifact"), dict) else ""
-        if artifact == "after_post_grad_graph":
+        if artifact in ("after_post_grad_graph", "inductor_post_grad_graph"):
             text, current, cache_key = _GraphText(nodes=_graph_nodes(payload)), None, ""
         elif (
             "inductor_output_code" in meta or (meta.get("graph_dump") or {}).get("name") == "inductor_aot_wrapper_code"
@@ -234,6 +241,7 @@ def _ints(text: str) -> tuple:
 
 def _graph_nodes(payload: list) -> dict:
     """Node name -> FusedNode from a printed post-grad graph (its ``# File:`` comments give the lines)."""
+    types = {name: tensor_type(text) for row in payload for name, text in _TYPED_NAME.findall(row)}
     nodes = {}
     line = ""
     for text in payload:
@@ -249,10 +257,57 @@ def _graph_nodes(payload: list) -> dict:
             continue
         node = _NODE.match(text)
         if node is not None:
-            name, annotation, namespace, op, overload = node.groups()
+            name, annotation, namespace, op, overload, rest = node.groups()
             output = tensor_type(annotation) if annotation else None
-            nodes[name] = FusedNode(name, f"{namespace}::{op}.{overload}", output, line)
+            inputs, kwargs = _arguments(rest, types)
+            nodes[name] = FusedNode(name, f"{namespace}::{op}.{overload}", output, line, inputs, kwargs)
     return nodes
+
+
+def _arguments(text: str, types: dict) -> tuple[tuple, tuple]:
+    """``mul_1, [1, 0], correction = 0, keepdim = True);  mul_1 = None`` -> (inputs, kwargs)."""
+    depth = 0
+    parts: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break  # the call's closing parenthesis
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    parts.append("".join(current))
+    inputs, kwargs = [], []
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
+        key, eq, value = part.partition(" = ")
+        if eq and key.isidentifier():
+            kwargs.append((key, _value(value.strip(), types)))
+        else:
+            inputs.append(_value(part, types))
+    return tuple(inputs), tuple(kwargs)
+
+
+def _value(text: str, types: dict):
+    """One printed argument: a graph value (its TensorMeta), a list, a number, None/True/False, else the text."""
+    if text.startswith("[") and text.endswith("]"):
+        inner, _ = _arguments(text[1:-1] + ")", types)
+        return inner
+    if text in types:
+        return types[text]
+    if text in ("None", "True", "False"):
+        return None if text == "None" else text == "True"
+    if _NUMBER.match(text):
+        return float(text) if any(c in text for c in ".ei") else int(text)
+    if text.startswith("torch."):  # torch.float32, torch.contiguous_format
+        return canonical_dtype(text[len("torch.") :]) or text
+    return text
 
 
 def _wrapper_comments(payload: list) -> tuple[dict, str]:

@@ -1,10 +1,12 @@
-"""Saved profiles (``p.save(path)``) -> Profile; the file format itself is ``store/savefile.py``'s."""
+"""Saved profiles (``p.save(path)``, a run directory's Parquet files) -> Profile; the file formats
+themselves are ``store/savefile.py``'s and ``store/columnar.py``'s."""
 
 from __future__ import annotations
 
 from ..analysis.peaks import GpuPeak
 from ..errors import ProfileFormatError
 from ..profile import Profile
+from ..store.columnar import read_profile
 from ..store.savefile import read_saved
 
 
@@ -16,4 +18,10 @@ def load_saved(path) -> Profile:
             GpuPeak.from_dict(meta["peak"])
         except (TypeError, ValueError) as error:
             raise ProfileFormatError(path, f"saved profile is damaged (meta.peak: {error})") from None
+    return Profile(meta=meta, **lists)
+
+
+def load_columnar(path) -> Profile:
+    """Read one worker's Parquet file of a run directory (``profile(logdir=...)``, ``Run.save``)."""
+    lists, meta = read_profile(path)
     return Profile(meta=meta, **lists)

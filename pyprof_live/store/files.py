@@ -20,22 +20,31 @@ def write_text_atomically(path, write, compress: bool | None = None) -> None:
     """Call ``write(text_stream)`` into a temporary file beside the file ``path`` names, then rename it
     over that file, so a reader sees the old file or the whole new one.
 
-    The text is UTF-8, gzip-compressed when ``compress`` (default: ``path`` ends in ``.gz``). A
-    symlink is followed: its target is replaced and the link stays. A path that cannot be replaced
+    The text is UTF-8, gzip-compressed when ``compress`` (default: ``path`` ends in ``.gz``). The
+    rest is :func:`write_atomically`'s.
+    """
+    if compress is None:
+        compress = Path(path).suffix == ".gz"
+    write_atomically(path, lambda binary: _encode(binary, write, compress))
+
+
+def write_atomically(path, write) -> None:
+    """Call ``write(binary_stream)`` into a temporary file beside the file ``path`` names, then rename
+    it over that file, so a reader sees the old file or the whole new one.
+
+    A symlink is followed: its target is replaced and the link stays. A path that cannot be replaced
     is written into, as a shell's ``>`` does: an existing FIFO or device, or an open descriptor
     (/dev/stdout). On any error no temporary file is left, an existing file is left as it was, and
     an OSError names ``path`` (the user's, not the temporary file's). A replaced file keeps its
     permission bits; a new one gets those a plain ``open()`` would give it (mkstemp's are owner-only).
     """
-    if compress is None:
-        compress = Path(path).suffix == ".gz"
     try:
         target = file_to_replace(path)
         if target is None:
             with open(path, "ab") as stream:  # append: a file behind /dev/stdout may be the shell's `>>`
-                _encode(stream, write, compress)
+                write(stream)
         else:
-            _replace(target, write, compress)
+            _replace(target, write)
     except OSError as error:
         if error.errno is None:  # raised by `write` itself, not by the file system
             raise
@@ -61,11 +70,11 @@ def file_to_replace(path) -> str | None:
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
 
-def _replace(path: str, write, compress: bool) -> None:
+def _replace(path: str, write) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=os.path.dirname(path) or ".")
     try:
         with os.fdopen(fd, "wb") as raw:
-            _encode(raw, write, compress)
+            write(raw)
         os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException:

@@ -33,7 +33,7 @@ FORMAT_VERSION = 1
 _LINK_FIELDS = {"parent", "fwd", "launch", "op"}
 #: Record lists added after format version 1's first files: a file without one holds none of them.
 _ADDED_LATER = {"compiles"}
-#: How a record field's annotated type is written by :func:`_encode` (tuples become lists).
+#: How a record field's annotated type is written by :func:`encode_value` (tuples become lists).
 _JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
 
 
@@ -54,16 +54,16 @@ _REQUIRED = {
 }
 
 
-def _encode(value):
+def encode_value(value):
     """Record field values -> JSON: TensorMeta and Unknown are tagged, tuples become lists."""
     if isinstance(value, TensorMeta):
         return {"T": [list(value.shape), value.dtype, None if value.stride is None else list(value.stride)]}
     if isinstance(value, Unknown):
         return {"U": value.what}
     if isinstance(value, (tuple, list)):
-        return [_encode(v) for v in value]
+        return [encode_value(v) for v in value]
     if isinstance(value, dict):
-        return {"D": {str(k): _encode(v) for k, v in value.items()}}
+        return {"D": {str(k): encode_value(v) for k, v in value.items()}}
     if isinstance(value, float) and value != value:
         return {"F": "nan"}
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
@@ -71,9 +71,9 @@ def _encode(value):
     return value
 
 
-def _decode(value):
+def decode_value(value):
     if isinstance(value, list):
-        return tuple(_decode(v) for v in value)
+        return tuple(decode_value(v) for v in value)
     if isinstance(value, dict):
         if "T" in value:
             shape, dtype, stride = value["T"]
@@ -81,7 +81,7 @@ def _decode(value):
         if "U" in value:
             return Unknown(value["U"])
         if "D" in value:
-            return {k: _decode(v) for k, v in value["D"].items()}
+            return {k: decode_value(v) for k, v in value["D"].items()}
         if "F" in value:
             return float(value["F"])
     return value
@@ -92,9 +92,14 @@ def save(profile, path) -> None:
     records = {}
     for name in RECORD_TYPES:
         fields = list(_STORED[name])
-        rows = [[_encode(getattr(r, f)) for f in fields] for r in getattr(profile.records, name)]
+        rows = [[encode_value(getattr(r, f)) for f in fields] for r in getattr(profile.records, name)]
         records[name] = {"fields": fields, "rows": rows}
-    document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": _encode(profile.meta), "records": records}
+    document = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "meta": encode_value(profile.meta),
+        "records": records,
+    }
     write_text_atomically(path, lambda out: json.dump(document, out, separators=(",", ":")), compress=True)
 
 
@@ -137,7 +142,7 @@ def read_saved(path) -> tuple[dict, dict]:
             problem = first_problem(Records(**lists))
         if problem is not None:
             raise _Damage(str(problem))
-        meta = _read_meta(_decode(document.get("meta") or {"D": {}}))
+        meta = _read_meta(decode_value(document.get("meta") or {"D": {}}))
         meta["saved_source"] = meta.get("source")
         meta["path"] = str(path)
         left_out = drop_reversed(Records(**lists))
@@ -200,7 +205,7 @@ def _read_table(name: str, cls, table) -> list:
         wrong = set(map(type, column)) - {expected}
         if wrong:
             raise _Damage(f"{name}.{field}: values must be {expected.__name__}, not {_type_names(wrong)}")
-        decoded.append(list(map(_decode, column)) if expected in (list, dict) else column)
+        decoded.append(list(map(decode_value, column)) if expected in (list, dict) else column)
     return [cls(**dict(zip(fields, values))) for values in zip(*decoded)]
 
 

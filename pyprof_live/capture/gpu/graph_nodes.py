@@ -66,13 +66,13 @@ class GraphNodeTracker:
             tracker.subscribe()
             return original(self, *args, **kwargs)
 
-        graph.capture_begin = capture_begin
+        graph.capture_begin = capture_begin  # type: ignore[method-assign]  # undone by remove()
         self._original = original
 
     def remove(self) -> None:
         """Unhook and give the subscription back (safe to call twice, or after a failed install)."""
         if self._original is not None:
-            torch.cuda.CUDAGraph.capture_begin = self._original
+            torch.cuda.CUDAGraph.capture_begin = self._original  # type: ignore[method-assign]
             self._original = None
         self._release()
 
@@ -100,13 +100,14 @@ class GraphNodeTracker:
             try:
                 handle = self.process.subscribe(self.callback, None)
             except cupti.cuptiError as exc:
-                if exc.status == _MULTIPLE_SUBSCRIBERS:
+                status = getattr(exc, "status", None)  # cupti-python's stub does not declare it
+                if status == _MULTIPLE_SUBSCRIBERS:
                     self.failure = (
                         "another CUPTI subscriber holds CUPTI's callback API (torch.profiler keeps one once used "
                         "in a process; Nsight tools too)"
                     )
                 else:
-                    self.failure = f"CUPTI subscribe failed: {cupti.Result(exc.status).name}"
+                    self.failure = f"CUPTI subscribe failed: {exc}"
                 return
             except RuntimeError as exc:
                 self.failure = f"CUPTI subscribe failed ({exc})"
@@ -167,7 +168,7 @@ class GraphNodeTracker:
             calls.sort()
         creator = {}
         for node, thread, stamp in self.created:
-            calls = by_thread.get(thread)
+            calls = by_thread.get(thread, [])
             if not calls:
                 continue
             at = to_host(stamp)
