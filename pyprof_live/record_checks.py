@@ -108,7 +108,7 @@ def _column_problem(name: str, items: list, field: str, kind: str) -> Problem | 
         if problem is None:
             for index, value in enumerate(column):
                 if not _json_value(value, 0):
-                    return Problem(name, index, field, value, "an object of JSON values (text keys)")
+                    return Problem(name, index, field, value, "an object of JSON values")
         return problem
     if kind != "tuple":
         return None  # a field type added later, without a rule here yet

@@ -14,11 +14,10 @@ import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from .fuzz_cases import (
-    KINETO_CATEGORIES,
     Case,
+    generated_traces,
     kineto_cases,
     run_case,
     saved_cases,
@@ -89,79 +88,9 @@ def test_every_saved_field_given_wrong_values(shared_data, tmp_path, seed):
 # ------------------------------------------------------------------------------------------------
 # hypothesis: traces no recording holds
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
-    max_leaves=6,
-)
-
-
-def _mostly(good):
-    """A field that is usually right, sometimes any JSON value at all."""
-    return st.one_of(good, good, good, _json)
-
-
-_ids = _mostly(st.integers(-1, 20))
-_names = _mostly(
-    st.sampled_from(["aten::mm", "aten::addmm", "aten::lstm", "aten::adaptive_avg_pool2d", "ProfilerStep#1", "k"])
-)
-_shapes = _mostly(st.lists(_mostly(st.lists(st.integers(0, 2**62), max_size=4)), max_size=3))
-_args = st.fixed_dictionaries(
-    {},
-    optional={
-        "External id": _ids,
-        "external id": _ids,
-        "correlation": _ids,
-        "Sequence number": _ids,
-        "Fwd thread id": _ids,
-        "Input Dims": _shapes,
-        "Input type": _mostly(
-            st.lists(st.sampled_from(["float", "c10::Half", "Scalar", "TensorList", ""]), max_size=3)
-        ),
-        "Concrete Inputs": _mostly(st.lists(st.sampled_from(["", "1", "[10**12, 4]", "1e308", "True"]), max_size=3)),
-        "device": _ids,
-        "stream": _ids,
-        "bytes": _mostly(st.integers(0, 2**40)),
-        "grid": _mostly(st.lists(st.integers(0, 2**31), min_size=3, max_size=3)),
-        "Python id": _ids,
-        "Python parent id": _ids,
-        "Call stack": _mostly(st.sampled_from(["a.py(1): f;b.py(2): g", ""])),
-        "Total Allocated": _mostly(st.integers(0, 2**40)),
-    },
-)
-_events = st.fixed_dictionaries(
-    {
-        "ph": st.just("X"),
-        "cat": _mostly(st.sampled_from(KINETO_CATEGORIES)),
-        "name": _names,
-        "ts": _mostly(st.integers(0, 10**6) | st.floats(0, 1e6)),
-        "dur": _mostly(st.integers(-5, 1000)),
-        "pid": _ids,
-        "tid": _ids,
-        "args": _mostly(_args),
-    }
-)
-_devices = st.lists(
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "id": _ids,
-            "name": _mostly(st.sampled_from(["NVIDIA H100 80GB HBM3", "Mystery"])),
-            "computeMajor": _ids,
-            "computeMinor": _ids,
-            "numSms": _ids,
-            "totalGlobalMem": _ids,
-        },
-    ),
-    max_size=2,
-)
-_traces = st.fixed_dictionaries(
-    {"traceEvents": st.lists(_events, max_size=10)}, optional={"deviceProperties": _devices}
-)
-
 
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(_traces)
+@given(generated_traces())
 def test_generated_traces_load_cleanly_or_work_everywhere(tmp_path_factory, trace):
     def write(folder):
         path = folder / "generated.json"

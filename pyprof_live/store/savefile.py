@@ -141,45 +141,45 @@ def read_saved(path) -> tuple[dict, dict]:
             }
             problem = first_problem(Records(**lists))
         if problem is not None:
-            raise _Damage(str(problem))
-        meta = _read_meta(decode_value(document.get("meta") or {"D": {}}))
+            raise Damage(str(problem))
+        meta = checked_meta(decode_value(document.get("meta") or {"D": {}}))
         meta["saved_source"] = meta.get("source")
         meta["path"] = str(path)
         left_out = drop_reversed(Records(**lists))
         if left_out:
             meta.setdefault("warnings", []).append(reversed_warning(left_out, "records"))
-    except _Damage as e:
+    except Damage as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({e})") from None
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({type(e).__name__}: {e})") from None
     return lists, meta
 
 
-class _Damage(Exception):
-    """What does not fit in one table of a saved profile; read_saved names the file."""
+class Damage(ValueError):
+    """What does not fit in a saved profile (a table, a field, the meta); the reader names the file."""
 
 
 #: The meta entries the views read, and what each must hold.
 _TEXT_LISTS = ("warnings", "gpu_notes")
 
 
-def _read_meta(meta) -> dict:
-    """The saved meta, checked where the views read it: lists of lines as lists (a loaded profile
-    may get more warnings), text where text is shown."""
+def checked_meta(meta) -> dict:
+    """The saved meta (also of a columnar profile), checked where the views read it: lists of lines as
+    lists (a loaded profile may get more warnings), text where text is shown; Damage otherwise."""
     if not isinstance(meta, dict):
-        raise _Damage(f"meta is {type(meta).__name__}, not an object")
+        raise Damage(f"meta is {type(meta).__name__}, not an object")
     for key in _TEXT_LISTS:
         if key not in meta:
             continue
         lines = meta[key]
         if not isinstance(lines, tuple) or not all(isinstance(line, str) for line in lines):
-            raise _Damage(f"meta.{key} must be a list of text lines")
+            raise Damage(f"meta.{key} must be a list of text lines")
         meta[key] = list(lines)
     for key in ("source", "saved_source"):
         if not isinstance(meta.get(key, ""), (str, type(None))):
-            raise _Damage(f"meta.{key} must be text")
+            raise Damage(f"meta.{key} must be text")
     if not isinstance(meta.get("peak", {}), dict):
-        raise _Damage("meta.peak must be an object of peak figures")
+        raise Damage("meta.peak must be an object of peak figures")
     return meta
 
 
@@ -187,24 +187,24 @@ def _read_table(name: str, cls, table) -> list:
     """The records of one saved table, after checking it against ``cls`` table by table, column by column."""
     fields, rows = (table.get("fields"), table.get("rows")) if isinstance(table, dict) else (None, None)
     if not isinstance(fields, list) or not isinstance(rows, list):
-        raise _Damage(f"{name}: not a table of fields and rows")
+        raise Damage(f"{name}: not a table of fields and rows")
     stored = _STORED[name]
     _check_names(name, fields, stored)
     row_types = set(map(type, rows))
     if row_types - {list}:
-        raise _Damage(f"{name}: a row is not a list ({_type_names(row_types - {list})})")
+        raise Damage(f"{name}: a row is not a list ({_type_names(row_types - {list})})")
     try:
         columns = list(zip(*rows, strict=True))
     except ValueError:
-        raise _Damage(f"{name}: rows of different lengths") from None
+        raise Damage(f"{name}: rows of different lengths") from None
     if rows and len(columns) != len(fields):
-        raise _Damage(f"{name}: {len(fields)} fields named but rows hold {len(columns)} values")
+        raise Damage(f"{name}: {len(fields)} fields named but rows hold {len(columns)} values")
     decoded = []
     for field, column in zip(fields, columns):
         expected = stored[field]
         wrong = set(map(type, column)) - {expected}
         if wrong:
-            raise _Damage(f"{name}.{field}: values must be {expected.__name__}, not {_type_names(wrong)}")
+            raise Damage(f"{name}.{field}: values must be {expected.__name__}, not {_type_names(wrong)}")
         decoded.append(list(map(decode_value, column)) if expected in (list, dict) else column)
     return [cls(**dict(zip(fields, values))) for values in zip(*decoded)]
 
@@ -212,13 +212,13 @@ def _read_table(name: str, cls, table) -> list:
 def _check_names(name: str, fields: list, stored: dict) -> None:
     unknown = [f for f in fields if f not in stored]
     if unknown:
-        raise _Damage(f"{name}: unknown field(s) {', '.join(map(repr, unknown))}")
+        raise Damage(f"{name}: unknown field(s) {', '.join(map(repr, unknown))}")
     twice = sorted({f for f in fields if fields.count(f) > 1})
     if twice:
-        raise _Damage(f"{name}: field(s) named twice: {', '.join(map(repr, twice))}")
+        raise Damage(f"{name}: field(s) named twice: {', '.join(map(repr, twice))}")
     missing = [f for f in _REQUIRED[name] if f not in fields]
     if missing:
-        raise _Damage(f"{name}: required field(s) missing: {', '.join(map(repr, missing))}")
+        raise Damage(f"{name}: required field(s) missing: {', '.join(map(repr, missing))}")
 
 
 def _type_names(types) -> str:
