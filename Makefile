@@ -22,10 +22,11 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
-# Formatting, lint and the import-layer contract (pyproject.toml); .ci/run runs it before the tests.
+# Formatting, lint, types and the import-layer contract (pyproject.toml); .ci/run runs it before the tests.
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 clean:

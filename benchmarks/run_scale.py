@@ -15,6 +15,10 @@ processes are counted as ``processes x`` the largest one):
 3. HTA (``TraceAnalysis`` + ``get_comm_comp_overlap`` + ``get_temporal_breakdown``) on the same first
    N ranks, while it fits: a size whose projected peak (twice the last one's) passes ``--hta-limit-gb``
    is not run, and the table says so.
+4. with ``--store-ranks M`` (M > the ranks converted): the summary over M ranks whose Parquet files are
+   copies of the converted ones with new rank numbers (the planted straggler's file is not copied, so
+   it stays the only one). Conversion is per rank and independent (step 1 gives its cost per rank);
+   this measures the cross-rank query at M ranks without converting M traces.
 HTA and big conversions need much memory: run this under ``flock /work/signals/bigmem.lock``.
 """
 
@@ -45,10 +49,13 @@ def _convert(rundir: str, processes: int) -> dict:
     sys.path.insert(0, str(_REPO))
     import pyprof_live
 
+    cache = Path(rundir) / ".pyprof_live"
+    before = len(list(cache.glob("*.parquet"))) if cache.is_dir() else 0
     start = time.perf_counter()
     run = pyprof_live.load_run(rundir)
     store = run.store(processes=processes)
     return {
+        "converted": len(list(cache.glob("*.parquet"))) - before,
         "seconds": time.perf_counter() - start,
         "peak_mb": _peak_mb(),
         "child_peak_mb": _children_peak_mb(),
@@ -74,6 +81,28 @@ def _summary(rundir: str) -> dict:
         "slowest": [top["rank"], top["step"], top["at_stake"]],
         "last_most_often": max({r["last"] for r in skew}, key=lambda rank: sum(1 for r in skew if r["last"] == rank)),
     }
+
+
+def _replicate_store(rundir: Path, ranks: int, straggler: int | None, out: Path) -> Path:
+    """A run directory of ``ranks`` Parquet workers copied from ``rundir``'s converted ones."""
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(_REPO))
+    import pyprof_live
+
+    run = pyprof_live.load_run(rundir)
+    sources = {worker.rank: path for worker, path in run.store().files}
+    spare = [rank for rank in sorted(sources) if rank != straggler]
+    out.mkdir()
+    for rank in range(ranks):
+        source = sources[rank] if rank in sources else sources[spare[rank % len(spare)]]
+        table = pq.read_table(source)
+        document = json.loads(table.schema.metadata[b"pyprof_live"])
+        info = document["meta"]["D"].setdefault("distributed", {"D": {}})["D"]
+        info.update(rank=rank, world_size=ranks)
+        table = table.replace_schema_metadata({b"pyprof_live": json.dumps(document)})
+        pq.write_table(table, out / f"rank-{rank}.0.parquet", compression="zstd")
+    return out
 
 
 def _hta(rundir: str) -> dict:
@@ -116,6 +145,7 @@ def main() -> int:
     parser.add_argument("--hta-lock", help="hold this lock file (flock) while HTA runs")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--straggler", type=int, help="the rank scale_kineto.py --straggler slowed down")
+    parser.add_argument("--store-ranks", type=int, help="also summarise this many ranks made of copies of the store")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -139,7 +169,8 @@ def main() -> int:
         return 1
     bound = converted["peak_mb"] + args.processes * converted["child_peak_mb"]
     print(
-        f"one-off conversion to Parquet ({converted['workers']} workers, {args.processes} processes): "
+        f"one-off conversion to Parquet ({converted['converted']} of {converted['workers']} workers converted now, "
+        f"the others cached; {args.processes} processes): "
         f"{converted['seconds']:.0f} s, peak RSS main {converted['peak_mb']:.0f} MB + "
         f"{args.processes} x worker {converted['child_peak_mb']:.0f} MB = {bound:.0f} MB at most"
     )
@@ -183,6 +214,20 @@ def main() -> int:
                     f"      planted straggler rank {args.straggler}: {verdict} (slowest: rank {found}, "
                     f"last at collectives most often: rank {ours['last_most_often']})"
                 )
+        if args.store_ranks and args.store_ranks > len(files):
+            copies = _replicate_store(rundir, args.store_ranks, args.straggler, folder / "copies")
+            ours = _child("summary", copies)
+            if "error" in ours:
+                print(f"{args.store_ranks:5d} | {ours['error']}")
+            else:
+                slowest = f"({ours['slowest'][0]}, {ours['slowest'][1]})"
+                print(
+                    f"{args.store_ranks:5d} | {ours['seconds']:13.1f} {ours['peak_mb']:8.0f} {slowest:>21} | "
+                    f"(Parquet copies of the {len(files)} converted ranks; HTA not run at this size)"
+                )
+                if args.straggler is not None:
+                    verdict = "found" if ours["slowest"][0] == args.straggler else "NOT found"
+                    print(f"      planted straggler rank {args.straggler}: {verdict}")
     return 0
 
 

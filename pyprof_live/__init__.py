@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .capture.annotations import layer
     from .capture.functions import wrap
     from .capture.live import profile
+    from .dashboard.server import serve
     from .formulas import register_flops
     from .importers.kineto import load_kineto
     from .importers.nsys import load_nsys
@@ -48,6 +49,7 @@ _LAZY = {
     "load_nsys": "pyprof_live.importers.nsys",
     "profile": "pyprof_live.capture.live",  # imports torch
     "register_flops": "pyprof_live.formulas",
+    "serve": "pyprof_live.dashboard.server",  # the dashboard, in the background (pyprof-live serve)
     "wrap": "pyprof_live.capture.functions",  # imports torch
 }
 
@@ -92,5 +94,6 @@ __all__ = [
     "load_run",
     "profile",
     "register_flops",
+    "serve",
     "wrap",
 ]

@@ -5,7 +5,7 @@ output by default, for awk). Bad input is one line on stderr naming the file, ex
 ``--chrome OUT`` / ``--html OUT`` write those exports instead of printing the report. Options that
 cannot mean anything (a report option with an export, a table option with a summary view, an output
 name of the wrong kind) are usage errors, found before the input is read.
-``pyprof-live diff A B`` compares two profiles op by op.
+``pyprof-live diff A B`` compares two profiles op by op; ``pyprof-live serve LOGDIR`` starts the dashboard.
 """
 
 from __future__ import annotations
@@ -151,6 +151,50 @@ def is_diff_command(argv) -> bool:
     return len(argv) >= 3 and os.path.exists(argv[1]) and os.path.exists(argv[2])
 
 
+def is_serve_command(argv) -> bool:
+    """``serve LOGDIR``: the subcommand, unless ``serve`` is a file here (then it is reported)."""
+    return bool(argv) and argv[0] == "serve" and not os.path.isfile("serve")
+
+
+def build_serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyprof-live serve",
+        description="The dashboard: a local web app over the runs (folders) and workers (profile files) of "
+        "LOGDIR, updated while jobs write to it (profile(logdir=...)). Binds 127.0.0.1 unless --bind-all.",
+    )
+    parser.add_argument("logdir", help="folder of runs: each folder holding profile files is a run, each file a worker")
+    parser.add_argument("--port", type=int, help="port to listen on (default: 6006, or the next free one)")
+    parser.add_argument(
+        "--bind-all", action="store_true", help="listen on every network interface, not only 127.0.0.1 (as TensorBoard)"
+    )
+    parser.add_argument("--poll", type=float, default=1.0, help="seconds between looks at LOGDIR for changes")
+    return parser
+
+
+def serve_main(argv) -> int:
+    parser = build_serve_parser()
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.logdir):
+        parser.exit(2, f"pyprof-live serve: error: {args.logdir}: not a directory\n")
+    if args.poll <= 0:
+        parser.error("--poll must be more than 0")
+    from .dashboard.server import DashboardServer
+
+    try:
+        server = DashboardServer(args.logdir, port=args.port, bind_all=args.bind_all, poll=args.poll)
+    except OSError as e:
+        parser.exit(2, f"pyprof-live serve: error: {e}\n")
+    sys.stderr.write(f"pyprof_live dashboard of {args.logdir} at {server.url} (Ctrl+C to stop)\n")
+    sys.stderr.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+    return 0
+
+
 def _load(path, capture=None, provenance=None):
     """The profile at ``path``, with a progress bar (tqdm) on stderr while a long import reads it,
     when stderr is a terminal."""
@@ -173,6 +217,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if is_diff_command(argv):
         return diff_main(argv[1:])
+    if is_serve_command(argv):
+        return serve_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _check_options(parser, args)
@@ -282,7 +328,7 @@ def _export(profile, args) -> int:
         problem = _unwritable(path)
         if problem:
             return _cannot_write(what, path, problem)
-    created = []
+    created: list[str] = []
     for path, what, write in exports:
         existed = os.path.lexists(path)
         try:

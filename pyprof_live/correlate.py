@@ -127,12 +127,14 @@ def _inherit_from_parents(ops) -> None:
 
 def _link_backward_to_forward(ops) -> None:
     """bwd op -> latest earlier fwd op with seq == altseq; it takes that op's module, layer, call site."""
-    forward_by_seq = defaultdict(list)  # (pid, counter thread, seq) -> [(start, index)] in start order
+    forward_by_seq: defaultdict[tuple, list[tuple[int, int]]] = defaultdict(
+        list
+    )  # (pid, counter thread, seq) -> [(start, index)] in start order
     for i, op in enumerate(ops):
         if op.seq != NO_LINK and op.dir in ("fwd", "recompute", "other"):
             forward_by_seq[(op.pid, op.seq_thread, op.seq)].append((op.start, i))
-    for candidates in forward_by_seq.values():
-        candidates.sort()
+    for starts in forward_by_seq.values():
+        starts.sort()
     for op in ops:
         op.fwd = NO_LINK  # correlation may run again (a live profile stopped twice): no stale links
         if op.dir != "bwd" or op.altseq == NO_LINK:
@@ -174,25 +176,35 @@ def _link_apis_to_ops(apis, ops) -> None:
 
 
 def _contain(apis, api_indices, ops, op_indices) -> None:
-    """Sweep calls and ops of one thread in time order with a stack of open ops."""
+    """Each call of one thread belongs to the innermost op open when it started."""
     api_indices.sort(key=lambda a: apis[a].start)
-    open_ops: list[int] = []
+    spans = [(ops[i].start, ops[i].end, i) for i in op_indices]
+    for a, i in zip(api_indices, innermost_open([apis[a].start for a in api_indices], spans)):
+        if i is not None:
+            apis[a].op = i
+
+
+def innermost_open(times: list, spans: list) -> list:
+    """For each of ``times`` (ascending), the item of the innermost of ``spans`` open at it, or None.
+
+    ``spans`` are ``(start, end, item)`` sorted by start (then longest first), nesting as a thread's
+    calls do: one stack sweep, O(times + spans). Launch -> op here, op -> Python frame in Kineto.
+    """
+    found: list = []
+    open_spans: list = []
     k = 0
-    for a in api_indices:
-        t = apis[a].start
-        while k < len(op_indices) and ops[op_indices[k]].start <= t:
-            i = op_indices[k]
-            while open_ops and ops[open_ops[-1]].end < ops[i].start:
-                open_ops.pop()
-            open_ops.append(i)
+    for t in times:
+        while k < len(spans) and spans[k][0] <= t:
+            span = spans[k]
+            while open_spans and open_spans[-1][1] < span[0]:
+                open_spans.pop()
+            open_spans.append(span)
             k += 1
-        while open_ops and ops[open_ops[-1]].end < t:
-            open_ops.pop()
-        # The stack can hold an op that ended before t under a longer one still open; walk down.
-        for i in reversed(open_ops):
-            if ops[i].end >= t:
-                apis[a].op = i
-                break
+        while open_spans and open_spans[-1][1] < t:
+            open_spans.pop()
+        # The stack can hold a span that ended before t under a longer one still open; walk down.
+        found.append(next((span[2] for span in reversed(open_spans) if span[1] >= t), None))
+    return found
 
 
 def _link_device_work(items, apis) -> int:

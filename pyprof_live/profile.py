@@ -7,12 +7,29 @@ correlation or formula also applies to old saved profiles.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import ColumnError
-from .records import ApiRecord, CompileRecord, DeviceInfo, KernelRecord, MemoryRecord, OpRecord, RangeRecord, Records
+from .records import (
+    AllocRecord,
+    ApiRecord,
+    CompileRecord,
+    DeviceInfo,
+    KernelRecord,
+    MemoryRecord,
+    OpRecord,
+    RangeRecord,
+    Records,
+)
 from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
 
+if TYPE_CHECKING:
+    from .analysis.peaks import GpuPeak
+    from .correlate import Correlation
+    from .report.view import View
+
 #: What :meth:`Profile.view` (and the CLI's ``--view``) can show.
-VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations")
+VIEW_NAMES = ("table", "ops", "ops+shape", "kernels", "modules", "overview", "recommendations", "memory")
 
 #: Sorting by these puts the largest first; every other column sorts ascending.
 _LARGEST_FIRST = ("sil", "host", "flops", "bytes", "ideal")
@@ -31,18 +48,31 @@ class Profile:
         devices: list[DeviceInfo] | None = None,
         meta: dict | None = None,
         compiles: list[CompileRecord] | None = None,
+        allocs: list[AllocRecord] | None = None,
     ):
         self.records = Records(
-            ops or [], apis or [], kernels or [], memops or [], ranges or [], devices or [], compiles or []
+            ops or [],
+            apis or [],
+            kernels or [],
+            memops or [],
+            ranges or [],
+            devices or [],
+            compiles or [],
+            allocs or [],
         )
         #: Free-form facts about the run: "source" ("live", "nsys", "nvprof", "kineto", "saved"),
         #: "path", "warnings" (list of str), "truncated", tool versions, distributed info...
         self.meta = meta if meta is not None else {}
-        self._correlation = None
+        self._correlation: Correlation | None = None
 
     @property
-    def correlation(self):
+    def correlation(self) -> Correlation:
         """Link counts; computing them fills every record's link fields (once, on first use)."""
+        return self.link()
+
+    def link(self) -> Correlation:
+        """Fill every record's link fields (kernel -> launch -> op, bwd -> fwd) unless done since the
+        records last changed, and return the link counts. Views call it before reading links."""
         if self._correlation is None:
             from .correlate import correlate
 
@@ -78,7 +108,7 @@ class Profile:
         view = self.kernel_view(sort=sort, columns=columns)
         return render_view(view, fmt=fmt, width=width, limit=limit)
 
-    def kernel_view(self, sort: str | None = None, columns=None):
+    def kernel_view(self, sort: str | None = None, columns=None) -> View:
         """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
         from .report.view import View
         from .report.views import kernel_rows
@@ -96,25 +126,33 @@ class Profile:
         notes.extend(_footer(self, rows, facts))
         return View("kernels and ops", columns, rows, notes)
 
-    def ops(self, by: str = "op"):
+    def ops(self, by: str = "op") -> View:
         """Summary per op name (``by="op"``) or per op and input shapes (``by="op+shape"``)."""
         from .report.views import op_summary
 
         return op_summary(self, by)
 
-    def modules(self):
+    def modules(self) -> View:
         """Summary per nn.Module path (inclusive of children), forward and backward."""
         from .report.views import module_summary
 
         return module_summary(self)
 
-    def kernels(self):
+    def kernels(self) -> View:
         """Summary per kernel name: calls, total/mean/min/max device time, tensor cores."""
         from .report.views import kernel_summary
 
         return kernel_summary(self)
 
-    def overview(self):
+    def memory(self, by: str = "op") -> View:
+        """What was live on each device at its memory peak, by the op (``by="op"``) or module
+        (``by="module"``) that allocated it, with what each allocated in all; the notes give each
+        device's peak. Sources: Kineto ``[memory]`` events (profile_memory=True), live allocations."""
+        from .report.memory import memory_summary
+
+        return memory_summary(self, by)
+
+    def overview(self) -> View:
         """Where the time went, per direction and kind of device work."""
         from .report.views import overview
 
@@ -122,14 +160,14 @@ class Profile:
 
     # -- speed of light and recommendations --------------------------------------------------------
 
-    def recommendations(self):
+    def recommendations(self) -> View:
         """What to change, each with the ops/kernels concerned and the time at stake, largest first
         (a View; rules and what each needs: pyprof_live/analysis/recommendations.py)."""
         from .report.recommendations import recommendations
 
         return recommendations(self)
 
-    def set_peak(self, peak) -> None:
+    def set_peak(self, peak: GpuPeak | str | None) -> None:
         """Use these peak figures for every GPU of this profile instead of the built-in table.
 
         :param peak: a :class:`~pyprof_live.analysis.peaks.GpuPeak` with your own figures, a name the
@@ -150,7 +188,7 @@ class Profile:
             raise TypeError(f"set_peak takes a GpuPeak, a GPU name or None, not {type(peak).__name__}")
         self.meta["peak"] = peak.as_dict()
 
-    def peak(self, device: int | None = None):
+    def peak(self, device: int | None = None) -> GpuPeak | None:
         """The GpuPeak the roofline uses for ``device`` (default: the first GPU that ran kernels), or None.
 
         Figures chosen with :meth:`set_peak` are in use for any device, also before any kernel ran
@@ -198,13 +236,13 @@ class Profile:
         return write_chrome_trace(self, path)
 
     def save_html(self, path) -> None:
-        """Write a self-contained HTML report (no network needed to view it): step breakdown, top ops
-        and kernels, recommendations, module tree, with sortable tables."""
-        from .render.html_report import write_html_report
+        """Write the dashboard of this profile as one self-contained file (opens offline, fetches nothing):
+        the pages of ``pyprof-live serve`` (overview, operators, kernels, modules, trace, memory)."""
+        from .render.html_app import write_one_file_page
 
-        write_html_report(self, path)
+        write_one_file_page(self, path)
 
-    def view(self, name: str):
+    def view(self, name: str) -> View:
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
         views = {
             "table": lambda: self.kernel_view(columns=COLUMN_NAMES),
@@ -214,6 +252,7 @@ class Profile:
             "modules": self.modules,
             "overview": self.overview,
             "recommendations": self.recommendations,
+            "memory": self.memory,
         }
         if name not in views:
             raise ValueError(f"unknown view {name!r}; valid: {', '.join(VIEW_NAMES)}")

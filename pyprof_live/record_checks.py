@@ -251,7 +251,7 @@ def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges", 
     Run after :func:`first_problem` (times are then ints) and before correlation (no links yet)."""
     dropped = {}
     for name in lists:
-        items = getattr(records, name, ())  # an importer's builder may not hold every list
+        items: list = getattr(records, name, [])  # an importer's builder may not hold every list
         if any(map(int.__lt__, map(attrgetter("end"), items), map(attrgetter("start"), items))):
             kept = [r for r in items if r.end >= r.start]
             dropped[name] = len(items) - len(kept)

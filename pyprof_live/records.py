@@ -28,6 +28,11 @@ DIRECTIONS = ("fwd", "bwd", "opt", "recompute", "other")
 
 #: record_function range (``RangeRecord.name``) that PyTorch's DataLoader opens around fetching a batch.
 DATALOADER_PREFIX = "enumerate(DataLoader)#"
+#: record_function ranges torch opens that set the dir of the ops inside them (innermost wins),
+#: live and in traces alike: the optimizer's step and zero_grad, the DataLoader's fetch.
+SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", "opt"), (DATALOADER_PREFIX, "other"))
+#: record_function ranges kept as ranges (not ops) when a trace holds them: the profiler's step and SCOPE_DIRS.
+RANGE_PREFIXES = ("ProfilerStep#", *(prefix for prefix, _ in SCOPE_DIRS))
 
 
 class TensorMeta(NamedTuple):
@@ -52,6 +57,15 @@ class Unknown(NamedTuple):
 #: One op argument as records keep it: a TensorMeta, a tuple of TensorMeta (tensor lists such as
 #: ``aten::cat``'s), a plain Python value (int, float, bool, str, None, tuple of numbers), or Unknown.
 Arg = TensorMeta | tuple | int | float | bool | str | None | Unknown
+
+
+def positional_inputs(op) -> tuple:
+    """``op.inputs`` without the keyword values live capture appends to them (in schema order, and
+    names in ``op.kwargs`` too); importers keep keyword values only in ``op.kwargs``."""
+    inputs, kwargs = op.inputs, op.kwargs
+    if kwargs and len(inputs) >= len(kwargs) and inputs[len(inputs) - len(kwargs) :] == tuple(v for _, v in kwargs):
+        return inputs[: len(inputs) - len(kwargs)]
+    return inputs
 
 
 @dataclass(slots=True)
@@ -204,6 +218,23 @@ class CompileRecord:
 
 
 @dataclass(slots=True)
+class AllocRecord:
+    """One allocation (``bytes`` > 0) or free (``bytes`` < 0) by a memory allocator: a Kineto
+    ``[memory]`` event (``profile_memory=True``), the CUDA caching allocator's history, or (live) the
+    storage of an op's output."""
+
+    time: int
+    bytes: int
+    device: str = "cpu"  # "cpu", "cuda:0", ... (Kineto's Device Type + Device Id)
+    addr: int = 0  # address of the block; 0 = the source does not say (frees cannot be matched)
+    total_allocated: int = -1  # the allocator's total on that device after this event; -1 = not said
+    total_reserved: int = -1  # what the caching allocator holds from the driver; -1 = not said
+    tid: int = 0
+    pid: int = 0
+    by_op: int = NO_LINK  # the op that made it, when the source knows (live); else found by time
+
+
+@dataclass(slots=True)
 class DeviceInfo:
     """A GPU the profile ran on (or that the export lists)."""
 
@@ -226,6 +257,7 @@ class Records:
     ranges: list = field(default_factory=list)
     devices: list = field(default_factory=list)
     compiles: list = field(default_factory=list)
+    allocs: list = field(default_factory=list)  # AllocRecord, in time order
 
 
 #: Every record list a Profile holds, in the order save files and importers use.
@@ -237,4 +269,5 @@ RECORD_TYPES = {
     "ranges": RangeRecord,
     "devices": DeviceInfo,
     "compiles": CompileRecord,
+    "allocs": AllocRecord,
 }

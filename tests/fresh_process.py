@@ -1,4 +1,4 @@
-"""Run a snippet in a new interpreter: for what only a new process shows (which modules are imported yet)."""
+"""A new interpreter: for what only a new process shows (which modules are imported yet, real streams)."""
 
 import subprocess
 import sys
@@ -9,3 +9,11 @@ def run_in_a_fresh_process(code: str) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def run_pyprof_live(*args, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m pyprof_live args`` as a program; stdout and stderr captured unless given."""
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    return subprocess.run(
+        [sys.executable, "-m", "pyprof_live", *map(str, args)], text=True, timeout=300, **{**streams, **kwargs}
+    )

@@ -15,7 +15,6 @@ import pyprof_live
 from pyprof_live.records import TensorMeta
 
 from .fresh_process import run_in_a_fresh_process
-from .hooks_state import hooks_state
 
 
 def _ops(p):
@@ -25,14 +24,6 @@ def _ops(p):
 
 def _fwd_name(p, op):
     return p.records.ops[op.fwd].name if op.fwd >= 0 else None
-
-
-@pytest.fixture(autouse=True)
-def no_hooks_left():
-    """Every test starts and ends with no pyprof_live hook installed."""
-    before = hooks_state()
-    yield
-    assert hooks_state() == before
 
 
 def test_linear_forward_backward_ties_each_backward_op_to_its_forward_op():

@@ -148,6 +148,7 @@ EXPECTED_DTYPES = {
         "advice": _TEXT,
         "where": _TEXT,
     },
+    "memory": {"device": _TEXT, "op": _TEXT, "live_bytes": _INT, "blocks": _INT, "allocated": _INT},
 }
 
 

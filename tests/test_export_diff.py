@@ -7,8 +7,6 @@ import csv
 import gzip
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -120,12 +118,6 @@ def test_live_profiles_diff_against_themselves_is_all_zero():
 # Command line
 
 
-def cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "pyprof_live", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
-
-
 @pytest.fixture
 def saved(tmp_path):
     a, b = before_after()
@@ -134,8 +126,7 @@ def saved(tmp_path):
     return tmp_path / "a.pplive", tmp_path / "b.pplive"
 
 
-@pytest.mark.e2e
-def test_cli_diff_csv(saved):
+def test_cli_diff_csv(saved, cli):
     done = cli("diff", *saved, "--csv")
     assert done.returncode == 0, done.stderr
     table = list(csv.reader(io.StringIO(done.stdout)))
@@ -144,16 +135,14 @@ def test_cli_diff_csv(saved):
     assert table[1][table[0].index("d_dev_self")] == "100"
 
 
-@pytest.mark.e2e
-def test_cli_diff_errors_are_one_line(saved, tmp_path):
+def test_cli_diff_errors_are_one_line(saved, tmp_path, cli):
     done = cli("diff", saved[0], tmp_path / "missing.pplive")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "missing.pplive" in done.stderr
     done = cli("diff", saved[0])
     assert done.returncode == 2 and "required: b" in done.stderr
 
 
-@pytest.mark.e2e
-def test_a_file_named_diff_is_still_a_profile(saved, tmp_path):
+def test_a_file_named_diff_is_still_a_profile(saved, tmp_path, cli):
     """Before the subcommand, `pyprof-live diff --view ops` reported a file named diff; it still does,
     and `pyprof-live diff A B` with A and B existing files is the comparison even there."""
     a, b = saved
@@ -165,8 +154,7 @@ def test_a_file_named_diff_is_still_a_profile(saved, tmp_path):
     assert compared.returncode == 0 and "d_calls" in compared.stdout.splitlines()[0]
 
 
-@pytest.mark.e2e
-def test_cli_writes_chrome_trace_and_html_instead_of_the_report(saved, tmp_path):
+def test_cli_writes_chrome_trace_and_html_instead_of_the_report(saved, tmp_path, cli):
     trace, page = tmp_path / "t.json.gz", tmp_path / "r.html"
     done = cli(saved[0], "--chrome", trace, "--html", page)
     assert done.returncode == 0, done.stderr

@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 
+import pyprof_live
 from pyprof_live.importers.kineto import load_kineto
 from pyprof_live.records import NO_LINK
 
@@ -89,7 +90,7 @@ def test_flux_capture_and_replay_in_one_trace(shared_data, flux):
     assert "993 of 993 kernels replayed by 1 graph launch(es)" in flux.table(limit=1)
 
 
-def test_vllm_replay_file_tied_to_its_capture_file(shared_data):
+def test_vllm_replay_file_tied_to_its_capture_file(shared_data, tmp_path):
     per_launch, _ = raw_counts(shared_data / VLLM_REPLAY)
     _, captures = raw_counts(shared_data / VLLM_CAPTURE)
     # 25 piecewise graphs of one forward: 4 + 23 x 15 + 12 = 361 kernels, captured as 25 captures of the same sizes
@@ -106,6 +107,8 @@ def test_vllm_replay_file_tied_to_its_capture_file(shared_data):
     graphs = Counter(ops[k.op].graph.split()[0][:8] + " " + ops[k.op].graph.split()[1] for k in kernels)
     assert graphs == {"fyz7apwg inference": 4, "fb3en3pm inference": 23 * 15, "fvcpdjt7 inference": 12}
     assert profile.meta["compiled"] == {"kernel_calls": 48, "kernel_calls_in_compiled_graph": 48, "provenance_logs": []}
+    profile.save(tmp_path / "vllm.pyprof")  # the ties are kept: capture_correlation is saved, links recomputed
+    assert pyprof_live.load(tmp_path / "vllm.pyprof").correlation.kernels_replayed_with_capture_op == 361
     layers = [ops[k.op].name for k in kernels if k.graph_id not in (1, 25)]
     assert layers.count("vllm::moe_forward") == 3 * 23 and layers.count("aten::addmm") == 3 * 23
     assert profile.meta["capture_path"].endswith("capture_mi300x.pt.trace.json.gz")

@@ -10,7 +10,6 @@ import json
 import os
 import resource
 import stat
-import subprocess
 import sys
 
 import pytest
@@ -20,6 +19,7 @@ from pyprof_live.profile import Profile
 from pyprof_live.store.files import write_text_atomically
 
 from .export_fixtures import hand_profile
+from .fresh_process import run_pyprof_live
 
 
 def write_new(out):
@@ -188,12 +188,6 @@ def test_cli_report_to_a_full_stdout_is_one_line_and_exit_code_2(saved, capsys, 
     assert capsys.readouterr().err == "pyprof-live: error: cannot write to stdout: No space left on device\n"
 
 
-def run_cli(*args, **kwargs):
-    return subprocess.run(
-        [sys.executable, "-m", "pyprof_live", *map(str, args)], stderr=subprocess.PIPE, text=True, timeout=120, **kwargs
-    )
-
-
 @pytest.mark.e2e
 def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path):
     """A file at the size limit fails every write (File too large, as a full disk would): one line,
@@ -202,14 +196,14 @@ def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path):
     full = tmp_path / "full.txt"
     full.write_bytes(b"x" * limit)
     with open(full, "ab") as stdout:
-        done = run_cli(
+        done = run_pyprof_live(
             saved, stdout=stdout, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         )
     assert (done.returncode, done.stderr) == (2, "pyprof-live: error: cannot write to stdout: File too large\n")
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = run_cli(saved, stdout=write_end)
+        done = run_pyprof_live(saved, stdout=write_end)
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (0, "")
@@ -223,7 +217,7 @@ def test_cli_report_cut_short_by_a_file_size_limit_is_an_error(saved, tmp_path, 
     limit = 200  # bytes; the report is longer
     out = tmp_path / "report.txt"
     with open(out, "wb") as stdout:
-        done = run_cli(
+        done = run_pyprof_live(
             saved,
             stdout=stdout,
             env={**os.environ, "PYTHONUNBUFFERED": unbuffered},

@@ -5,8 +5,6 @@ import gzip
 import io
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ import pyprof_live
 from pyprof_live.profile import Profile
 from pyprof_live.records import ApiRecord, KernelRecord, OpRecord, TensorMeta
 from pyprof_live.report.columns import COLUMN_NAMES, COLUMNS
+
+from .fresh_process import run_pyprof_live
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -181,29 +181,24 @@ def test_load_rejects_unreadable_files_in_one_line(tmp_path, content, problem):
     assert str(info.value).startswith(str(path)) and problem in str(info.value) and "\n" not in str(info.value)
 
 
-def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "pyprof_live", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
-
-
 @pytest.mark.e2e
 def test_cli_reports_a_saved_profile_and_fails_cleanly_on_bad_input(tmp_path):
+    """The smoke test of the real program (python -m pyprof_live); other CLI tests run it in-process."""
     path = tmp_path / "run.pplive"
     _live_profile().save(path)
-    ok = _cli(path, "-c", "idx,dir,op", "--csv")
+    ok = run_pyprof_live(path, "-c", "idx,dir,op", "--csv")
     assert ok.returncode == 0 and ok.stdout.splitlines()[0] == '"Idx","Direction","Op"'
     assert re.match(r'"1","fwd","aten::randn"', ok.stdout.splitlines()[1])
-    default = _cli(path)
+    default = run_pyprof_live(path)
     assert default.returncode == 0 and default.stdout.splitlines()[0].startswith("1 fwd - - aten::randn")
     bad = tmp_path / "bad.sqlite"
     bad.write_text("not a database")
-    failed = _cli(bad)
+    failed = run_pyprof_live(bad)
     assert failed.returncode == 2 and failed.stdout == ""
     assert failed.stderr.strip().count("\n") == 0 and str(bad) in failed.stderr
-    unknown = _cli(path, "-c", "idx,nope")
+    unknown = run_pyprof_live(path, "-c", "idx,nope")
     assert unknown.returncode == 2 and "valid columns" in unknown.stderr
-    helped = _cli("--help")
+    helped = run_pyprof_live("--help")
     assert all(c in helped.stdout for c in COLUMN_NAMES)
 
 

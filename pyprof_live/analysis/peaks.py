@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 _GIB = 1 << 30
 
@@ -107,7 +108,9 @@ A10 = GpuPeak(
 # A100 datasheet: FP64 9.7, FP64 TC 19.5, FP32 19.5, TF32 156 (312*), BF16/FP16 312 (624*), INT8 624
 # (1248*); same math for SXM and PCIe; bandwidth 40GB PCIe 1,555, 80GB PCIe 1,935, 40GB SXM 1,555,
 # 80GB SXM 2,039 GB/s.
-_A100_MATH = dict(fp32=19.5, fp64=9.7, fp64_tc=19.5, tf32=156, fp16=312, bf16=312, int8=624, source=_A100)
+_A100_MATH: dict[str, Any] = dict(
+    fp32=19.5, fp64=9.7, fp64_tc=19.5, tf32=156, fp16=312, bf16=312, int8=624, source=_A100
+)
 A100_SXM_40GB = GpuPeak("A100 SXM 40GB", 1555, **_A100_MATH)
 A100_SXM_80GB = GpuPeak("A100 SXM 80GB", 2039, **_A100_MATH)
 A100_PCIE_40GB = GpuPeak("A100 PCIe 40GB", 1555, **_A100_MATH)

@@ -94,7 +94,7 @@ def roofline(flops, bytes_, device_ns: int, peak, dtype: str | None, tensor_core
 
 def combine_tensor_cores(values) -> bool | None:
     """One verdict for an op from its kernels' verdicts: any True wins, then any None, else False."""
-    verdict = False
+    verdict: bool | None = False
     for value in values:
         if value is True:
             return True

@@ -15,6 +15,7 @@ import inspect
 import sys
 import time
 from threading import get_ident
+from typing import Any
 
 from .context import context
 
@@ -25,7 +26,7 @@ _now = time.perf_counter_ns
 class _Sink:
     """Where ranges go: the recording profile, or nowhere."""
 
-    session = None
+    session: Any = None  # a CaptureSession while one records
 
 
 sink = _Sink()

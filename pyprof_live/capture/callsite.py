@@ -10,12 +10,13 @@ import contextlib
 import os
 import sys
 import threading
+from types import FrameType
 
 import torch
 
 _INTERNAL_DIRS = tuple(
-    os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (torch, sys.modules[__name__.rsplit(".", 2)[0]])
-) + tuple(os.path.abspath(m.__file__) for m in (contextlib, threading))
+    os.path.dirname(os.path.abspath(str(m.__file__))) + os.sep for m in (torch, sys.modules[__name__.rsplit(".", 2)[0]])
+) + tuple(os.path.abspath(str(m.__file__)) for m in (contextlib, threading))
 
 _internal_code: dict = {}  # code object -> is it torch/pyprof_live/stdlib plumbing?
 
@@ -32,7 +33,7 @@ def _is_internal(code) -> bool:
 def capture(depth: int, skip: int = 2) -> tuple:
     """Up to ``depth`` user frames as ``(code, line)``, innermost first; ``skip`` drops our own frames."""
     frames = []
-    frame = sys._getframe(skip)
+    frame: FrameType | None = sys._getframe(skip)
     while frame is not None:
         code = frame.f_code
         if not _is_internal(code):

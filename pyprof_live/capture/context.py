@@ -14,6 +14,10 @@ class ThreadContext(threading.local):
     """State of one thread; ``threading.local`` gives each thread its own defaults."""
 
     def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the state of a thread that never ran under a profile."""
         self.module = ""  # nn.Module path of the innermost running module
         self.module_stack: list = []  # (module object, path) of the enclosing modules, while they run
         self.layers: tuple = ()  # `layer:` names, outermost first

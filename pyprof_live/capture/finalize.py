@@ -1,6 +1,6 @@
 """Turn the recorder's raw tuples into OpRecords, after the run (off the hot path).
 
-Sequence numbers are assigned here, per thread, in call order. The rule (see api-brief §4.3):
+Sequence numbers are assigned here, per thread, in call order. The rule (measured on torch 2.13):
 an op that runs with grad enabled and observes the thread's sequence counter advanced owns the
 last new number (autograd created its node just before dispatching it). The cases the naive rule
 gets wrong, each with a test in tests/test_capture.py:
@@ -119,7 +119,7 @@ def build_op_records(
         info = op_infos[raw[R_OP_INFO]]
         tid = raw[R_TID]
         # Types are part of the key: 1, 1.0 and True are equal (and hash alike) but print differently.
-        key = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])), raw[R_OUT])
+        key: tuple | None = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])), raw[R_OUT])
         try:
             arguments = converted.get(key)
         except TypeError:  # an unhashable argument (a nested list): convert without sharing

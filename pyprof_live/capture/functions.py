@@ -84,7 +84,7 @@ class FunctionScopes:
         def apply(cls, *args, **kwargs):
             return _record_call(cls.__name__, cls.__name__, descriptor.__get__(None, cls), args, kwargs, with_seq=True)
 
-        Function.apply = classmethod(apply)
+        Function.apply = classmethod(apply)  # type: ignore[method-assign,assignment]  # torch's class, patched
         hook = _checkpoint._recomputation_hook
         self._recompute_enter = (hook.__dict__.get("__enter__"), hook.__dict__.get("__exit__"))
         enter, exit_ = hook.__enter__, hook.__exit__
@@ -97,11 +97,11 @@ class FunctionScopes:
             context.recompute -= 1
             return exit_(self_, *exc)
 
-        hook.__enter__, hook.__exit__ = recompute_enter, recompute_exit
+        hook.__enter__, hook.__exit__ = recompute_enter, recompute_exit  # type: ignore[method-assign]
 
     def remove(self) -> None:
         if self._apply is not None:
-            Function.apply = self._apply
+            Function.apply = self._apply  # type: ignore[method-assign]
             self._apply = None
         if self._recompute_enter is not None:
             hook = _checkpoint._recomputation_hook

@@ -15,6 +15,7 @@ nothing is printed.
 from __future__ import annotations
 
 import atexit
+import time
 import warnings
 from collections.abc import Callable
 
@@ -22,6 +23,7 @@ import torch
 
 from ..profile import VIEW_NAMES, Profile
 from . import logdir as logdir_module
+from .allocations import CudaHistory
 from .session import CaptureSession
 
 #: What profile(report=...) takes besides a callable: a view name, True (= "table") or None/False.
@@ -39,8 +41,15 @@ class LiveProfile(Profile):
         gpu: str = "auto",
         report: Report = None,
         logdir=None,
+        flush_every: float | None = 2.0,
     ):
         super().__init__(meta={"source": "live", "torch": torch.__version__, "warnings": []})
+        if flush_every is not None and flush_every < 0:
+            raise ValueError(f"flush_every must be 0 or more seconds, or None, not {flush_every!r}")
+        #: With logdir: p.step() rewrites this worker's files when this many seconds passed since the
+        #: last write, so `pyprof-live serve` shows the steps so far while the job runs (None: at stop only).
+        self.flush_every = flush_every
+        self._flushed_at = time.monotonic()
         self.report = _checked_report(report)
         #: The run directory each stop() saves this worker's profile into (None: not saved).
         self.logdir = None if logdir is None else logdir_module.prepare_logdir(logdir)
@@ -51,6 +60,8 @@ class LiveProfile(Profile):
         self.session = CaptureSession(
             self.records, self.meta, steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu
         )
+        #: The CUDA allocator's history while recording (when CUDA is there), for p.memory().
+        self._cuda_memory = CudaHistory(self.meta["warnings"]) if gpu != "off" else None
 
     def __enter__(self):
         self.start()
@@ -63,6 +74,8 @@ class LiveProfile(Profile):
     def start(self) -> LiveProfile:
         """Install every hook and start recording (unless a step schedule says to wait)."""
         self.session.start()
+        if self._cuda_memory is not None:
+            self._cuda_memory.start()
         atexit.register(self._stop_at_exit)
         return self
 
@@ -71,17 +84,21 @@ class LiveProfile(Profile):
         self._stop(raised=None)
         return self
 
-    def _stop(self, raised: type[BaseException] | None) -> None:
+    def _stop(self, raised: type[BaseException] | None, report: bool = True) -> None:
         try:
             self.session.stop()
         finally:
             if not self.session.active:  # still recording when stop() refused to run on this thread
                 atexit.unregister(self._stop_at_exit)
+            allocs = self._cuda_memory.stop(time.perf_counter_ns) if self._cuda_memory is not None else []
+            if allocs:
+                self.records.allocs.extend(allocs)
+                self.records.allocs.sort(key=lambda a: a.time)
         self.invalidate()
         if self.logdir is not None:
             windows = self.session.steps is not None
             self.saved_files = logdir_module.save_worker(self, self.logdir, windows, self._saved_names)
-        if self.report is not None:
+        if self.report is not None and report:
             self._print_report(raised)
 
     def _stop_at_exit(self) -> None:
@@ -95,6 +112,7 @@ class LiveProfile(Profile):
             if callable(report):
                 report(self)
                 return
+            assert isinstance(report, str)  # _checked_report: a view name when not callable
             text = self.table(sort="sil") if report == "table" else str(self.view(report))
             if raised is not None:
                 text = f"pyprof_live: the profiled code raised {raised.__name__}; what ran before it:\n{text}"
@@ -105,8 +123,18 @@ class LiveProfile(Profile):
             warnings.warn(f"pyprof_live: no report ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=4)
 
     def step(self) -> None:
-        """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
+        """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded.
+
+        With ``logdir=``, the worker's files are rewritten here once ``flush_every`` seconds have passed
+        since the last write: the profile stops (records built, files written, no report) and starts
+        again, between two steps, where no op is running."""
         self.session.step()
+        if self.logdir is None or self.flush_every is None or not self.session.active:
+            return
+        if time.monotonic() - self._flushed_at >= self.flush_every:
+            self._stop(raised=None, report=False)
+            self.start()
+            self._flushed_at = time.monotonic()
 
 
 def profile(
@@ -116,6 +144,7 @@ def profile(
     gpu: str = "auto",
     report: Report = None,
     logdir=None,
+    flush_every: float | None = 2.0,
 ) -> LiveProfile:
     """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
 
@@ -132,8 +161,19 @@ def profile(
     :param logdir: a run directory: when the profile stops, this worker's profile is saved there
         (Parquet, named after its rank, else host and pid; with ``steps``, one file per recorded
         window of consecutive steps); ``pyprof_live.load_run(logdir)`` reads every worker back.
+    :param flush_every: with ``logdir``, seconds between rewrites of the worker's files at ``p.step()``
+        while the job runs, so ``pyprof-live serve`` shows its steps live (0: at every step; None: only
+        at stop). Each rewrite writes the whole profile so far.
     """
-    return LiveProfile(steps=steps, stack_depth=stack_depth, max_ops=max_ops, gpu=gpu, report=report, logdir=logdir)
+    return LiveProfile(
+        steps=steps,
+        stack_depth=stack_depth,
+        max_ops=max_ops,
+        gpu=gpu,
+        report=report,
+        logdir=logdir,
+        flush_every=flush_every,
+    )
 
 
 def _checked_report(report: Report) -> str | Callable | None:

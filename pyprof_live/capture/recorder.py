@@ -14,9 +14,10 @@ from threading import get_ident
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..records import DATALOADER_PREFIX
+from ..records import SCOPE_DIRS
 from . import callsite
 from .context import context
+from .gpu import GpuBackend
 
 _Tensor = torch.Tensor
 _now = time.perf_counter_ns
@@ -32,8 +33,6 @@ NESTED_TENSOR = "nested tensor "
 NO_SEQUENCE = 2**64 - 1
 _ACCUMULATE_GRAD = "torch::autograd::AccumulateGrad"
 _REENTRANT_CHECKPOINT = "CheckpointFunctionBackward"
-#: record_function ranges that set the dir of the ops inside them (innermost wins).
-_SCOPE_DIRS = (("Optimizer.step#", "opt"), ("Optimizer.zero_grad#", "opt"), (DATALOADER_PREFIX, "other"))
 
 # Positions in a raw op tuple (finalize.py reads them by these names).
 (
@@ -92,7 +91,7 @@ def backward_facts(ctx, param_names: dict) -> tuple:
     if node_seq == NO_SEQUENCE:
         node_seq = -1
         if node == _ACCUMULATE_GRAD:
-            param = param_names.get(id(current.variable))
+            param = param_names.get(id(current.variable))  # type: ignore[attr-defined]  # AccumulateGrad's tensor
     # Reentrant checkpointing re-runs forward inside its Function's backward node.
     direction = "recompute" if ctx.recompute or node == _REENTRANT_CHECKPOINT else "bwd"
     return direction, node, node_seq, param
@@ -145,7 +144,7 @@ class _OpInfo:
 class OpRecorder(TorchDispatchMode):
     """Records ops while ``recording`` is true; passes them through untouched otherwise."""
 
-    def __init__(self, session, gpu=None):
+    def __init__(self, session, gpu: GpuBackend | None = None):
         super().__init__()
         self.session = session
         self.gpu = gpu  # a GPU backend: push/pop the op's id around it (CUPTI external correlation)
@@ -270,7 +269,7 @@ class OpRecorder(TorchDispatchMode):
 
 def _scope_dir(name: str) -> str:
     """The dir a record_function range gives the ops inside it, "" when it gives none."""
-    return next((direction for prefix, direction in _SCOPE_DIRS if name.startswith(prefix)), "")
+    return next((direction for prefix, direction in SCOPE_DIRS if name.startswith(prefix)), "")
 
 
 def warn_cap(max_ops: int) -> None:

@@ -14,6 +14,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode, _push_mode
@@ -21,11 +22,12 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode, 
 from ..errors import CaptureError
 from ..gcpause import paused_gc
 from ..records import NO_LINK, OpRecord, RangeRecord, Records
-from . import annotations, callsite, compiled
+from . import annotations as nvtx_annotations
+from . import callsite, compiled
 from .context import context
 from .finalize import build_op_records
 from .functions import FunctionScopes
-from .gpu import select_backend, widen_thread_ids
+from .gpu import GpuBackend, select_backend, widen_thread_ids
 from .gpu.torch_internals import torch_profiler_running
 from .modules import ModuleNames
 from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
@@ -95,8 +97,8 @@ class CaptureSession:
         self._step_start = 0
         self._ops_at_step_start = 0
         self._recorder: OpRecorder | None = None
-        self._gpu = None
-        self._thread_profile_hook = None
+        self._gpu: GpuBackend | None = None
+        self._thread_profile_hook: Any = None  # the user's threading.setprofile() hook, if any
         self._mode_pushed = False  # the op hook is on the starting thread's dispatch-mode stack
         self._hook_thread = 0  # the thread whose dispatch-mode stack holds the op hook
         self._scopes = FunctionScopes()
@@ -127,18 +129,18 @@ class CaptureSession:
             _active.append(self)
         try:
             self._gpu = select_backend(self.gpu, self.meta["warnings"])
-            annotations.install()
+            nvtx_annotations.install()
             peek = torch._C._autograd._get_sequence_nr()
             if not self._started_once:  # sequence numbers stay relative to the first start
                 self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
-            context.__init__()  # a fresh thread context: no stale module/layer state from before
+            context.reset()  # a fresh thread context: no stale module/layer state from before
             self._module_names.install()
             self._scopes.install()
             compiled.watch(self._compiled_code_ran_eagerly, self._compiled_code_ran_compiled)
             if self._gpu is not None:
                 self._gpu.start()
             self._recorder = OpRecorder(self, self._gpu)
-            annotations.sink.session = self
+            nvtx_annotations.sink.session = self
             self._thread_profile_hook = threading.getprofile()
             threading.setprofile(self._enter_new_thread)
             self._step_start = _now()
@@ -208,13 +210,13 @@ class CaptureSession:
         removals = [
             lambda: self._take_off(recorder),
             self._restore_thread_hook,
-            lambda: setattr(annotations.sink, "session", None),
+            lambda: setattr(nvtx_annotations.sink, "session", None),
             compiled.unwatch,
             self._scopes.remove,
             self._module_names.remove,
             # torch skips always_call forward hooks on KeyboardInterrupt: the module stack could keep
             # the user's model alive (and its GPU memory, in a notebook) until the next profile.
-            context.__init__,
+            context.reset,
         ]
         error = None
         for remove in removals:

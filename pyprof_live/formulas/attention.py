@@ -145,10 +145,10 @@ def _per_sequence(a: OpArgs, q, k, v, cum_q_at: int, max_q_at: int, grad=None) -
     sequences = cum_q.shape[0] - 1
     max_q, max_k = a.int(max_q_at, "max_q"), a.int(max_q_at + 1, "max_k")
     q_heads, k_heads, v_heads = (t.shape[-2] for t in (q, k, v))
-    one = ((1, q_heads, max_q, q.shape[-1]), (1, k_heads, max_k, k.shape[-1]), (1, v_heads, max_k, v.shape[-1]))
+    padded = ((1, q_heads, max_q, q.shape[-1]), (1, k_heads, max_k, k.shape[-1]), (1, v_heads, max_k, v.shape[-1]))
     if grad is not None:
-        one = ((1, q_heads, max_q, v.shape[-1]),) + one
-    return [one], sequences
+        return [((1, q_heads, max_q, v.shape[-1]), *padded)], sequences
+    return [padded], sequences
 
 
 @builtin("aten::_flash_attention_forward")

@@ -322,7 +322,7 @@ def _sort(a: OpArgs) -> Work:
     dim = normalize_dim(0 if a.name == "aten::msort" else _sort_dim(a), len(x.shape))
     size = x.shape[dim] if x.shape else 1
     flops = numel(x.shape) * ceil(log2(size)) if size > 1 else 0
-    writes = (TensorMeta(x.shape, "int64"),)
+    writes: tuple[TensorMeta, ...] = (TensorMeta(x.shape, "int64"),)
     if a.name != "aten::argsort":
         writes = (TensorMeta(x.shape, x.dtype),) + (writes if a.name == "aten::sort" else ())
     return Work(flops, (x,), writes)

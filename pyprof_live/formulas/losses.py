@@ -101,7 +101,7 @@ def _nll_loss(a: OpArgs) -> Work:
     reduction = a.int(3, "reduction")
     flops = (3 + (weight is not None)) * picked + (reduction == _MEAN)
     reads = (target, TensorMeta((picked,), x.dtype)) + ((weight,) if weight is not None else ())
-    writes = (a.output(0) or TensorMeta(_reduced(reduction, target.shape), x.dtype),)
+    writes: tuple[TensorMeta, ...] = (a.output(0) or TensorMeta(_reduced(reduction, target.shape), x.dtype),)
     if a.name.endswith("_forward"):
         writes += (a.output(1) or TensorMeta((), x.dtype),)  # total_weight
     return Work(flops, reads, writes)

@@ -346,7 +346,7 @@ def _conv_dgrad(a: OpArgs) -> Work:
     grad, w = a.tensor(1, "grad_output"), a.tensor(2, "weight")
     flops = _torch_counter().conv_flop_count(list(grad.shape), list(w.shape), None, transposed=True)
     try:
-        grad_input = a.output(0) or TensorMeta(tuple(a.ints(0, "self_size")), grad.dtype)
+        grad_input: TensorMeta | Unknown = a.output(0) or TensorMeta(tuple(a.ints(0, "self_size")), grad.dtype)
     except FormulaInputError as missing:
         grad_input = Unknown(missing.reason.removeprefix("inputs lack "))
     return Work(flops, (grad, w), (grad_input,))

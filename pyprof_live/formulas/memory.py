@@ -88,7 +88,7 @@ def _factory(a: OpArgs) -> Work:
         like = a.tensor(0, "self") if a.name.startswith("aten::new_") or a.name.endswith("_like") else None
         if a.name == "aten::scalar_tensor":
             shape = ()
-        elif a.name.endswith("_like"):
+        elif like is not None and a.name.endswith("_like"):
             shape = like.shape
         else:
             shape = check_shape(a.ints(_FACTORY_SIZE[a.name], "size"), "size")
@@ -166,7 +166,7 @@ def _range_output(a: OpArgs) -> TensorMeta:
     if a.name != "aten::arange":
         return TensorMeta((a.int(2, "steps"),), a.dtype(3 if a.name == "aten::linspace" else 4, "dtype") or "float32")
     if a.op.inputs and isinstance(a.op.inputs[-1], TensorMeta):  # arange.start_out(start, end, step, out)
-        names = _ARANGE_NUMBERS["start_step"]
+        names: tuple[str, ...] | None = _ARANGE_NUMBERS["start_step"]
     else:
         names = _ARANGE_NUMBERS.get(a.op.overload) or _ARANGE_BY_COUNT.get(len(a.op.inputs) - _ARANGE_TRAILING)
     if names is None:

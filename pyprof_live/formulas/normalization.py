@@ -182,7 +182,11 @@ def _layer_norm(a: OpArgs) -> Work:
     x, weight, bias = a.tensor(0, "input"), a.opt_tensor(2, "weight"), a.opt_tensor(3, "bias")
     stats_shape = _normalized_rows(x, a.ints(1, "normalized_shape"))
     stats = TensorMeta(stats_shape, _accumulate_dtype(x.dtype))
-    outputs = (a.output(0) or TensorMeta(x.shape, x.dtype), a.output(1) or stats, a.output(2) or stats)
+    outputs: tuple[TensorMeta, ...] = (
+        a.output(0) or TensorMeta(x.shape, x.dtype),
+        a.output(1) or stats,
+        a.output(2) or stats,
+    )
     if a.name == "aten::layer_norm":
         outputs = outputs[:1]
     return _row_norm(x, prod(stats_shape), len(present(weight, bias)), False, (x,) + present(weight, bias), outputs)
@@ -193,7 +197,7 @@ def _layer_norm(a: OpArgs) -> Work:
 def _rms_norm(a: OpArgs) -> Work:
     x, weight = a.tensor(0, "input"), a.opt_tensor(2, "weight")
     stats_shape = _normalized_rows(x, a.ints(1, "normalized_shape"))
-    outputs = (a.output(0) or TensorMeta(x.shape, x.dtype),)
+    outputs: tuple[TensorMeta, ...] = (a.output(0) or TensorMeta(x.shape, x.dtype),)
     if a.name == "aten::_fused_rms_norm":
         outputs += (a.output(1) or TensorMeta(stats_shape, _accumulate_dtype(x.dtype)),)
     return _row_norm(x, prod(stats_shape), len(present(weight)), True, (x,) + present(weight), outputs)

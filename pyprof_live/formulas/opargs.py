@@ -17,10 +17,11 @@ formulas ask for those with ``modifier=True``.
 
 from __future__ import annotations
 
+import builtins
 import re
 from functools import cache
 
-from ..records import TensorMeta, Unknown
+from ..records import TensorMeta, Unknown, positional_inputs
 from .dtypes import canonical_dtype
 from .work import FormulaInputError, check_shape
 
@@ -38,35 +39,26 @@ class OpArgs:
 
     def __init__(self, op):
         self.op = op
-        named = dict(op.kwargs) if op.kwargs else {}
-        positional = tuple(op.inputs)
-        # Live capture may append keyword arguments to inputs as well as naming them in kwargs.
-        if (
-            named
-            and len(positional) >= len(named)
-            and positional[len(positional) - len(named) :] == tuple(named.values())
-        ):
-            positional = positional[: len(positional) - len(named)]
-        self._positional = positional
-        self._named = named
+        self._positional = tuple(positional_inputs(op))
+        self._named = dict(op.kwargs) if op.kwargs else {}
 
     @property
     def name(self) -> str:
         return self.op.name
 
     @property
-    def inplace(self) -> bool:
+    def inplace(self) -> builtins.bool:
         """``add_``-style op: writes its first argument instead of a new tensor."""
         return self.op.name.endswith("_") and not self.op.name.endswith("__")
 
-    def has(self, index: int, name: str) -> bool:
+    def has(self, index: builtins.int, name: str) -> builtins.bool:
         return name in self._named or index < len(self._positional)
 
-    def recorded(self, index: int, name: str):
+    def recorded(self, index: builtins.int, name: str):
         """The argument exactly as the source recorded it (Unknown included); it must be present."""
         return self._named[name] if name in self._named else self._positional[index]
 
-    def value(self, index: int, name: str, default=_REQUIRED):
+    def value(self, index: builtins.int, name: str, default=_REQUIRED):
         """The raw recorded value of argument ``name`` (schema position ``index``)."""
         if name in self._named:
             value = self._named[name]
@@ -106,19 +98,19 @@ class OpArgs:
             raise FormulaInputError(f"inputs lack {name} (only sizes recorded)")
         return value
 
-    def modifier(self, index: int, name: str, default):
+    def modifier(self, index: builtins.int, name: str, default):
         """A modifier argument's raw value, its ``default`` when not recorded or sizes-only."""
         return self._scalar(index, name, default, modifier=True)
 
     # -- tensors ---------------------------------------------------------------------------------
 
-    def tensor(self, index: int, name: str) -> TensorMeta:
+    def tensor(self, index: builtins.int, name: str) -> TensorMeta:
         value = self.value(index, name)
         if not isinstance(value, TensorMeta):
             raise FormulaInputError(f"{name} is not a tensor: {value!r}")
         return _checked(value, name)
 
-    def opt_tensor(self, index: int, name: str) -> TensorMeta | None:
+    def opt_tensor(self, index: builtins.int, name: str) -> TensorMeta | None:
         """An optional tensor argument (``Tensor? bias``): None when absent or None. A sizes-only source
         writes ``[]`` (Unknown) for an undefined tensor, while a present one would show its dims: absent."""
         if self.has(index, name) and isinstance(self.recorded(index, name), Unknown):
@@ -130,12 +122,12 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not a tensor: {value!r}")
         return _checked(value, name)
 
-    def tensor_or_value(self, index: int, name: str, default=_REQUIRED):
+    def tensor_or_value(self, index: builtins.int, name: str, default=_REQUIRED):
         """A ``Tensor`` or ``Scalar`` operand (``add.Tensor`` vs ``add.Scalar``)."""
         value = self.value(index, name, default)
         return _checked(value, name) if isinstance(value, TensorMeta) else value
 
-    def operand(self, index: int, name: str):
+    def operand(self, index: builtins.int, name: str):
         """An elementwise operand: TensorMeta, a number, or None when absent or not recorded (a sizes-only
         source writes ``[]`` for a scalar and a 0-dim tensor alike; neither changes the broadcast shape)."""
         try:
@@ -145,7 +137,7 @@ class OpArgs:
                 return None
             raise
 
-    def tensor_list(self, index: int, name: str, allow_none: bool = False) -> tuple:
+    def tensor_list(self, index: builtins.int, name: str, allow_none: builtins.bool = False) -> tuple:
         """A ``Tensor[]`` argument (``Tensor?[]`` with ``allow_none``) as a tuple of TensorMeta."""
         value = self.value(index, name)
         if value is None:  # Kineto does not record Tensor?[] lists (index's indices)
@@ -157,7 +149,7 @@ class OpArgs:
                 raise FormulaInputError(f"{name} holds a non-tensor: {item!r}")
         return tuple(None if item is None else _checked(item, name) for item in value)
 
-    def output(self, index: int = 0) -> TensorMeta | None:
+    def output(self, index: builtins.int = 0) -> TensorMeta | None:
         """Recorded output ``index`` when the source recorded it (live capture does, Kineto does not)."""
         outputs = self.op.outputs
         if index < len(outputs) and isinstance(outputs[index], TensorMeta):
@@ -173,7 +165,9 @@ class OpArgs:
 
     # -- plain values ----------------------------------------------------------------------------
 
-    def int(self, index: int, name: str, default=_REQUIRED, *, modifier: bool = False) -> int:
+    def int(
+        self, index: builtins.int, name: str, default=_REQUIRED, *, modifier: builtins.bool = False
+    ) -> builtins.int:
         value = self._scalar(index, name, default, modifier)
         if isinstance(value, str) and _INT.fullmatch(value):
             return int(value)
@@ -183,7 +177,7 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not an int: {value!r}")
         return int(value)
 
-    def ints(self, index: int, name: str, default=_REQUIRED) -> tuple:
+    def ints(self, index: builtins.int, name: str, default=_REQUIRED) -> tuple:
         """An ``int[]`` argument; a bare int (``stride=2``) counts as a one-element list."""
         value = self._scalar(index, name, default)
         if isinstance(value, str):
@@ -200,7 +194,9 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not an int list: {value!r}")
         return tuple(value)
 
-    def float(self, index: int, name: str, default=_REQUIRED, *, modifier: bool = False) -> float:
+    def float(
+        self, index: builtins.int, name: str, default=_REQUIRED, *, modifier: builtins.bool = False
+    ) -> builtins.float:
         value = self._scalar(index, name, default, modifier)
         if isinstance(value, str) and _FLOAT.fullmatch(value):
             return float(value)
@@ -208,7 +204,9 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not a number: {value!r}")
         return float(value)
 
-    def bool(self, index: int, name: str, default=_REQUIRED, *, modifier: bool = False) -> bool:
+    def bool(
+        self, index: builtins.int, name: str, default=_REQUIRED, *, modifier: builtins.bool = False
+    ) -> builtins.bool:
         value = self._scalar(index, name, default, modifier)
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "0", "1"):
             return value.strip().lower() in ("true", "1")
@@ -216,7 +214,7 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not a bool: {value!r}")
         return bool(value)
 
-    def bools(self, index: int, name: str, default=_REQUIRED) -> tuple:
+    def bools(self, index: builtins.int, name: str, default=_REQUIRED) -> tuple:
         """A ``bool[N]`` argument such as ``output_mask``."""
         value = self._scalar(index, name, default)
         if isinstance(value, str):
@@ -227,7 +225,7 @@ class OpArgs:
             raise FormulaInputError(f"{name} is not a bool list: {value!r}")
         return tuple(bool(v) for v in value)
 
-    def dtype(self, index: int, name: str) -> str | None:
+    def dtype(self, index: builtins.int, name: str) -> str | None:
         """A ``ScalarType?`` argument (``dtype=torch.float16``) as a canonical name, None when absent."""
         value = self._scalar(index, name, None)
         if value is None or value == "":

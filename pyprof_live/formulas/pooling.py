@@ -85,7 +85,7 @@ def _max_pool(a: OpArgs) -> Work:
         out = TensorMeta(shape, x.dtype)
     else:
         window = prod(_spatial_param(a, 1, "kernel_size", dims))
-    writes = (out,)
+    writes: tuple[TensorMeta, ...] = (out,)
     if a.name.endswith("_with_indices"):
         writes += (a.output(1) or TensorMeta(out.shape, "int64"),)
     return Work(window * numel(out.shape), (x,), writes)

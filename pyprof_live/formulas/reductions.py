@@ -186,7 +186,7 @@ def _scan(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
     normalize_dim(a.int(1, "dim"), len(x.shape))
     per_element = 2 * T + 1 if a.name == "aten::logcumsumexp" else 1
-    writes = (a.output(0) or TensorMeta(x.shape, x.dtype),)
+    writes: tuple[TensorMeta, ...] = (a.output(0) or TensorMeta(x.shape, x.dtype),)
     if a.name != "aten::logcumsumexp":
         writes += (a.output(1) or TensorMeta(x.shape, "int64"),)
     return Work(per_element * numel(x.shape), (x,), writes)

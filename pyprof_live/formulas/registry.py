@@ -153,7 +153,8 @@ def register_flops(name: str, flops: Callable | None = None, bytes: Callable | N
 
     def compute(op) -> Cost:
         kwargs = dict(op.kwargs)
-        results, reasons = [], []
+        results: list[int | None] = []
+        reasons: list[str] = []
         for what, fn in (("flops", flops), ("bytes", bytes)):
             if fn is None:
                 results.append(None)

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import ProfileFormatError
 from ..gcpause import paused_gc
 from ..record_checks import TIME_LIMIT, drop_reversed, first_problem, reversed_warning
+from ..records import MemoryRecord
 from . import SQLITE_MAGIC, unreadable
 
 #: CUpti_ActivityMemcpyKind, the ``copyKind`` of nsys and nvprof memcpy rows.
@@ -37,6 +38,12 @@ COPY_KINDS = {
     12: "DtoH",
     13: "DtoD",
 }
+
+
+def memory_record(kind: str, start, end, size, copy, device, stream, correlation, pid) -> MemoryRecord:
+    """One row of a memcpy/memset table (nsys and nvprof share the columns; ``copy`` is the copyKind)."""
+    direction = COPY_KINDS.get(copy, "") if kind == "memcpy" else ""
+    return MemoryRecord(kind, start, end, size, direction, device, stream, correlation, pid)
 
 
 def decode(value):

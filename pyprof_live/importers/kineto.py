@@ -32,9 +32,9 @@ What the trace says and where it goes:
   (user frames, innermost first, ``"file.py:LINE"``); ``nn.Module: Linear_0`` frames
   (``with_modules``) -> ``OpRecord.module`` (``"Owlv2Model_0.Owlv2Encoder_0.Linear_3"``).
 - ``record_param_comms`` ops keep the collective's facts in ``kwargs`` (see ``_COLLECTIVE_ARGS``).
-- Kept in ``Profile.meta`` only: ``[memory]`` instants (``memory_events`` count and
-  ``memory_peak_allocated`` per device: 13k instants per second of trace are not worth records),
-  ``cuda_sync`` and ``cuda_profiler_range`` counts, ``distributedInfo``, versions, profiler flags.
+- ``[memory]`` instants (``profile_memory=True``) -> ``AllocRecord`` (bytes, device, address, the
+  allocator's totals when the dialect has them); ``meta`` keeps their count and ``memory_peak_allocated``.
+- Kept in ``Profile.meta`` only: ``cuda_sync`` and ``cuda_profiler_range`` counts, ``distributedInfo``, versions, profiler flags.
 - Ignored: ``ac2g``/``async``/``fwdbwd`` flows (they restate ``correlation`` args and sequence
   numbers), ``gpu_user_annotation`` (GPU shadows of ranges), ``overhead``, ``Trace`` and metadata.
 """
@@ -46,6 +46,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 
+from ..correlate import innermost_open
 from ..errors import ProfileFormatError
 from ..formulas.dtypes import canonical_dtype
 from ..gcpause import paused_gc
@@ -54,6 +55,8 @@ from ..record_checks import drop_reversed, first_problem, reversed_warning
 from ..records import (
     COMPILED,
     NO_LINK,
+    RANGE_PREFIXES,
+    AllocRecord,
     ApiRecord,
     DeviceInfo,
     KernelRecord,
@@ -150,7 +153,7 @@ class _ArgParser:
         types = args.get("Input type") or ()
         strides = args.get("Input Strides") or ()
         concrete = args.get("Concrete Inputs") or ()
-        out = []
+        out: list = []
         for i, shape in enumerate(dims):
             kind = types[i] if i < len(types) else ""
             stride = strides[i] if i < len(strides) else None
@@ -239,32 +242,20 @@ class _PythonStacks:
             self._sweep(key[0], events, thread_ops)
 
     def _sweep(self, pid: int, events: list, ops: list) -> None:
-        open_events: list = []
-        k = 0
-        for op in ops:
-            t = op.start
-            while k < len(events) and events[k][2] <= t:
-                event = events[k]
-                while open_events and open_events[-1][3] < event[2]:
-                    open_events.pop()
-                open_events.append(event)
-                k += 1
-            while open_events and open_events[-1][3] < t:
-                open_events.pop()
-            for event in reversed(open_events):
-                if event[3] >= t:
-                    callsite, module = self._context_of(pid, event[4])
-                    if not op.callsite:
-                        op.callsite = callsite
-                    if not op.module:
-                        op.module = module
-                    break
+        spans = [(event[2], event[3], event) for event in events]
+        for op, event in zip(ops, innermost_open([op.start for op in ops], spans)):
+            if event is not None:
+                callsite, module = self._context_of(pid, event[4])
+                if not op.callsite:
+                    op.callsite = callsite
+                if not op.module:
+                    op.module = module
 
     def _context_of(self, pid: int, python_id) -> tuple:
         """Memoised walk up the Python parent chain; iterative, as stacks can be deep. A chain that
         comes back to itself (a damaged trace: an event its own parent) ends where it loops."""
         context = self._context
-        chain = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
+        chain: dict = {}  # the frames walked, in order (a dict: ordered, and a loop is found in O(1))
         key = (pid, python_id)
         while key not in context and key in self._links and key not in chain:
             chain[key] = None
@@ -303,7 +294,6 @@ def _call_stack(text: str, cache: dict) -> tuple:
 # Building records
 
 _EVALUATE_FUNCTION = "autograd::engine::evaluate_function: "
-_RANGE_PREFIXES = ("ProfilerStep#", "Optimizer.step#", "Optimizer.zero_grad#", "enumerate(DataLoader)#")
 _NUMBER = re.compile(r"-?\d+")
 _PROFILER_FLAGS = ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules")
 _DEVICE_TYPES = {0: "cpu", 1: "cuda"}
@@ -365,7 +355,7 @@ class _Builder:
         self.external_is_correlation = 0
         self.launch_names: dict = {}  # (pid, correlation) -> kernel name, where launch calls name it (ROCm)
         self.launching_pids = LaunchingPids(())
-        self.memory_events = 0
+        self.allocs: list = []
         self.memory_peak: dict = {}
         self.left_out: dict = {}  # record list -> events left out because they end before they start
         self.counts = defaultdict(int)  # categories kept only as counts
@@ -394,7 +384,7 @@ class _Builder:
         name = event["name"]
         start, end = event_times(event)
         pid, tid = host_ids(event)
-        if name.startswith(_RANGE_PREFIXES):
+        if name.startswith(RANGE_PREFIXES):
             self.ranges.append(RangeRecord(name, start, end, tid, pid, "record_function"))
             return
         args = event.get("args") or {}
@@ -508,16 +498,27 @@ class _Builder:
             self.memory(event)
 
     def memory(self, event: dict) -> None:
-        self.memory_events += 1
         args = event.get("args") or {}
+        kind = args.get("Device Type", 0)
+        device = _DEVICE_TYPES.get(kind, f"device_type{kind}")
+        if device != "cpu":
+            device = f"{device}:{args.get('Device Id', 0)}"
         allocated = args.get("Total Allocated")
-        if allocated is not None:
-            kind = args.get("Device Type", 0)
-            device = _DEVICE_TYPES.get(kind, f"device_type{kind}")
-            if device != "cpu":
-                device = f"{device}:{args.get('Device Id', 0)}"
-            if allocated > self.memory_peak.get(device, -1):
-                self.memory_peak[device] = allocated
+        if allocated is not None and allocated > self.memory_peak.get(device, -1):
+            self.memory_peak[device] = allocated
+        pid, tid = host_ids(event)
+        self.allocs.append(
+            AllocRecord(
+                _ns(event["ts"]),
+                int(args["Bytes"]),
+                device,
+                int(args.get("Addr", 0)),
+                int(-1 if allocated is None else allocated),
+                int(args.get("Total Reserved", -1)),
+                tid,
+                pid,
+            )
+        )
 
     def count(self, event: dict) -> None:
         self.counts[event["cat"]] += 1
@@ -541,6 +542,7 @@ class _Builder:
         self.ops.sort(key=lambda r: (r.start, -r.end))
         for records in (self.apis, self.kernels, self.memops, self.ranges):
             records.sort(key=lambda r: r.start)
+        self.allocs.sort(key=lambda a: a.time)
         if not (self.ops or self.kernels or self.apis or self.memops or self.ranges):
             problem = "trace has no PyTorch profiler events (cpu_op, kernel, cuda_runtime...)"
             if self.left_out:
@@ -554,6 +556,7 @@ class _Builder:
             ranges=self.ranges,
             devices=devices,
             meta=self._meta(path, header),
+            allocs=self.allocs,
         )
 
     def _fold_node_applies(self) -> None:
@@ -603,8 +606,8 @@ class _Builder:
             meta["trace_name"] = header["traceName"]
         if isinstance(header.get("distributedInfo"), dict):
             meta["distributed"] = header["distributedInfo"]
-        if self.memory_events:
-            meta["memory_events"] = self.memory_events
+        if self.allocs:
+            meta["memory_events"] = len(self.allocs)
             if self.memory_peak:
                 meta["memory_peak_allocated"] = self.memory_peak
         for category, count in self.counts.items():

@@ -123,7 +123,7 @@ def event_problem(event, index: int) -> str | None:
     category = event.get("cat")
     if not _scalar(category):
         return f"{where}: 'cat' is {json_type(category)}, expected a string"
-    fields = FIELDS.get(category)
+    fields = FIELDS.get(category) if isinstance(category, str) else None
     if fields is None and event.get("name") == "[memory]":  # cpu_instant_event, or the 2021 dialect's
         fields = _MEMORY
     if fields is None:

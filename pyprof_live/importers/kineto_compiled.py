@@ -94,8 +94,8 @@ def _graph_of_calls(ops, ranges, calls) -> dict:
     for i, op in enumerate(ops):
         if op.name.startswith(_REGION) or op.name in _DIRECTION:
             by_thread[(op.pid, op.tid)].append((op.start, op.end, i))
-    for spans in by_thread.values():
-        spans.sort()
+    for thread_spans in by_thread.values():
+        thread_spans.sort()
     enclosing = _Enclosing(by_thread)
 
     def is_region(j):

@@ -35,11 +35,11 @@ from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
 from ._sqlite import (
-    COPY_KINDS,
     FIELDS_FROM_EXPORT,
     Schema,
     Strings,
     decode,
+    memory_record,
     read_export,
     require_activity,
     sort_by_start,
@@ -174,8 +174,11 @@ def _read(db, schema: Schema, path, progress) -> Profile:
 def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     if not schema.has(KERNEL):
         return []
+
     # A column a layout lacks, or a NULL in it, reads 0 ("not recorded"), as in KernelRecord.
-    col = lambda name: f"COALESCE({schema.column(KERNEL, name, '0')}, 0)"  # noqa: E731
+    def col(name: str) -> str:
+        return f"COALESCE({schema.column(KERNEL, name, '0')}, 0)"
+
     dim = partial(_dimension, schema)
     name_id = "demangledName" if schema.has(KERNEL, "demangledName") else col("shortName")
     rows = db.execute(
@@ -186,7 +189,7 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
         f"{col('dynamicSharedMemory')}, {col('graphId')}, {col('graphNodeId')} "
         f"FROM {KERNEL}"
     )
-    kernels = []
+    kernels: list[KernelRecord] = []
     append = kernels.append
     dims = _Dims()
     for (
@@ -237,7 +240,7 @@ def _dimension(schema: Schema, name: str) -> str:
 
 
 def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
-    memops = []
+    memops: list[MemoryRecord] = []
     for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
         if not schema.has(table):
             continue
@@ -247,17 +250,7 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
             f"correlationId, {col('globalPid')} FROM {table}"
         )
         memops.extend(
-            MemoryRecord(
-                kind,
-                start,
-                end,
-                size,
-                COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                device,
-                stream,
-                correlation,
-                ids[global_pid][0],
-            )
+            memory_record(kind, start, end, size, copy, device, stream, correlation, ids[global_pid][0])
             for start, end, size, copy, device, stream, correlation, global_pid in rows
         )
     sort_by_start(memops, f"{MEMCPY} or {MEMSET}")
@@ -292,7 +285,7 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
         f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} WHERE {rows_read}"
     )
     names: dict = {}
-    apis = []
+    apis: list[ApiRecord] = []
     append = apis.append
     for start, end, correlation, global_tid, name_id, event_class in rows:
         name = names.get(name_id)
@@ -308,7 +301,7 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
 def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list, list]:
     if not schema.has(NVTX):
         return [], []
-    col = lambda name: schema.column(NVTX, name)  # noqa: E731
+    col = partial(schema.column, NVTX)
     domains = {None: "", 0: ""}
     if schema.has(NVTX, "domainId"):
         rows = db.execute(f"SELECT domainId, text FROM {NVTX} WHERE eventType = {_NVTX_DOMAIN_CREATE}")
@@ -332,7 +325,7 @@ def _devices(db, schema: Schema, used: set) -> list:
     table = "TARGET_INFO_GPU"
     if not schema.has(table):
         return []
-    col = lambda name, default="NULL": schema.column(table, name, default)  # noqa: E731
+    col = partial(schema.column, table)
     rows = db.execute(
         f"SELECT {col('id', col('deviceId', '0'))}, name, {col('computeMajor')}, {col('computeMinor')}, "
         f"{col('smCount')}, {col('totalMemory')}, {col('busLocation')}, {col('uuid')}, {col('cuDevice')}, "

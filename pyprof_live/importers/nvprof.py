@@ -23,7 +23,7 @@ from functools import partial
 from ..api_names import cupti_api_name
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
-from ._sqlite import COPY_KINDS, Schema, Strings, require_activity, sort_by_start
+from ._sqlite import Schema, Strings, memory_record, require_activity, sort_by_start
 from .launches import LaunchingPids
 from .nvtx_markers import MARK, PUSH_POP, ranges_from_query
 
@@ -119,7 +119,7 @@ def _api_rows(schema: Schema) -> str | None:
 
 def _apis(db, schema: Schema) -> list:
     rows_read = _api_rows(schema)
-    apis = []
+    apis: list[ApiRecord] = []
     for table, kind in _API_TABLES:
         if not schema.has(table) or rows_read is None:
             continue
@@ -137,7 +137,7 @@ def _apis(db, schema: Schema) -> list:
 
 def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
     names = _KernelNames(strings)
-    kernels = []
+    kernels: list[KernelRecord] = []
     for table in _KERNEL_TABLES:
         if not schema.has(table):
             continue
@@ -185,7 +185,7 @@ def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
 
 
 def _memops(db, schema: Schema, launching_pid) -> list:
-    memops = []
+    memops: list[MemoryRecord] = []
     for table, kind in _MEMORY_TABLES:
         if not schema.has(table):
             continue
@@ -194,17 +194,7 @@ def _memops(db, schema: Schema, launching_pid) -> list:
             f"FROM {table}"
         )
         memops.extend(
-            MemoryRecord(
-                kind,
-                start,
-                end,
-                size,
-                COPY_KINDS.get(copy, "") if kind == "memcpy" else "",
-                device,
-                stream,
-                correlation,
-                launching_pid(correlation),
-            )
+            memory_record(kind, start, end, size, copy, device, stream, correlation, launching_pid(correlation))
             for start, end, size, copy, device, stream, correlation in rows
         )
     sort_by_start(memops, " or ".join(t for t, _ in _MEMORY_TABLES))

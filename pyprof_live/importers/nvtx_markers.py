@@ -153,7 +153,7 @@ def _unescape(match) -> str:
 
 
 def _tokens(text: str) -> list:
-    out = []
+    out: list[tuple[str, str]] = []
     pos, end = 0, len(text)
     while True:
         match = _TOKEN.match(text, pos)
@@ -161,7 +161,8 @@ def _tokens(text: str) -> list:
             if text[pos:].strip():
                 raise _Rejected
             return out
-        out.append((match.lastgroup, match.group(match.lastgroup)))
+        kind = str(match.lastgroup)  # every alternative is a named group
+        out.append((kind, match.group(kind)))
         pos = match.end()
         if pos >= end:
             return out

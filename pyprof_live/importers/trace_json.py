@@ -15,7 +15,7 @@ import json.scanner
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 from ..errors import ProfileFormatError
 from ..store.inflate import inflation_limit, too_inflated
@@ -42,7 +42,7 @@ class _JsonWindow:
         self._decoded = 0
         decoder = json.JSONDecoder()
         self._decode = decoder.raw_decode
-        self.scan = json.scanner.make_scanner(decoder)
+        self.scan = json.scanner.make_scanner(decoder)  # type: ignore[arg-type]  # typeshed: the C class
         self.buf = ""
         self.pos = 0
         self.eof = False
@@ -64,7 +64,7 @@ class _JsonWindow:
     def peek(self) -> str:
         """The next non-blank character ("" at end of file), without consuming it."""
         while True:
-            self.pos = _WHITESPACE.match(self.buf, self.pos).end()
+            self.pos = _WHITESPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]  # \s* always matches
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if self.eof:
@@ -99,7 +99,9 @@ class _JsonWindow:
             self._refill()
 
 
-def read_trace_events(path, header: dict | None = None, progress: Progress | None = None) -> Iterator[dict]:
+def read_trace_events(
+    path, header: dict | None = None, progress: Progress | None = None
+) -> Generator[dict, None, None]:
     """Yield the raw event dicts of a Kineto/Chrome trace, as the file holds them, streaming.
 
     ``header`` (when given) receives the file's other top-level entries (``deviceProperties``,

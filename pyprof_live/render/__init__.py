@@ -1,1 +1,3 @@
-"""Renderers: turn views (rows) into text, CSV, HTML, Chrome traces. Nothing here computes data."""
+"""Renderers: a View's rows as text (aligned, CSV, space, tabulate's formats), an HTML table or a
+DataFrame (``text``, ``html``, ``dataframe``; ``cells`` makes the text of composite values), and a
+Profile as a Chrome trace or a self-contained HTML report. They format; the figures come from below."""

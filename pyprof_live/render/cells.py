@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..records import TensorMeta, Unknown
+from ..records import TensorMeta, Unknown, positional_inputs
 
 _SHORT_DTYPES = {
     "float32": "fp32",
@@ -85,9 +85,7 @@ def params_text(op) -> str:
 def _params_text(op) -> str:
     """Live capture appends keyword values to ``inputs`` (schema order); importers keep them only in
     ``kwargs``. Either way each value is shown once, under its schema or keyword name."""
-    kw_values = tuple(v for _, v in op.kwargs)
-    appended = bool(kw_values) and op.inputs[len(op.inputs) - len(kw_values) :] == kw_values
-    positional = op.inputs[: len(op.inputs) - len(kw_values)] if appended else op.inputs
+    positional = positional_inputs(op)
     tensors, others = [], []
     names: tuple | None = None  # schema names, looked up (torch's schemas: its import) only when needed
     for i, value in enumerate(positional):

@@ -31,7 +31,7 @@ def _us(ns: int) -> float:
 
 def chrome_trace(profile) -> dict:
     """The profile as a trace-event JSON object: ``{"traceEvents": [...], "otherData": {...}}``."""
-    profile.correlation  # noqa: B018 - flows follow the links correlation fills
+    profile.link()
     records = profile.records
     origin = _origin(records)
     builder = _TraceBuilder(origin)
@@ -106,8 +106,8 @@ class _TraceBuilder:
 
     def __init__(self, origin: int):
         self.origin = origin
-        self.events = []
-        self.placed = {}  # ("op", i) / ("kernel", i) / ... -> (pid, tid, anchor ns)
+        self.events: list[dict] = []
+        self.placed: dict[tuple, tuple] = {}  # ("op", i) / ("kernel", i) / ... -> (pid, tid, anchor ns)
         self._next_flow = 1
 
     def process(self, pid: int, name: str, sort_index: int) -> None:
@@ -171,7 +171,7 @@ def _nest_into_lanes(slices) -> list:
     binds to that slice and not to a child starting at the same time.
     """
     ordered = sorted(slices, key=lambda s: (s[0], -s[1], s[2]))
-    stacks = []  # per lane: open slices as [end, position in ordered]
+    stacks: list[list] = []  # per lane: open slices as [end, position in ordered]
     lane_of = []
     children = defaultdict(list)
     for position, (start, end, *_rest) in enumerate(ordered):
@@ -187,7 +187,7 @@ def _nest_into_lanes(slices) -> list:
             children[stacks[lane][-1][1]].append((start, end))
         stacks[lane].append([end, position])
         lane_of.append(lane)
-    lanes = [[] for _ in stacks]
+    lanes: list[list] = [[] for _ in stacks]
     for position, s in enumerate(ordered):
         lanes[lane_of[position]].append((s, _anchor(s[0], s[1], children.get(position, ()))))
     return lanes

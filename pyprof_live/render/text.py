@@ -88,7 +88,7 @@ def render_columns(rows, columns, heads, width: int | None) -> str:
     by_column = list(zip(*[[r.get(c) for c in columns] for r in rows])) if rows else [()] * len(columns)
     kinds = [set(map(type, col)) for col in by_column]
     numeric = [bool(col) and _is_numeric(col, k) for col, k in zip(by_column, kinds)]
-    texts = [
+    texts: list = [
         col if k <= _STR else tuple(map(str, col)) if k <= _INT else tuple(map(cell, col))
         for col, k in zip(by_column, kinds)
     ]
@@ -116,7 +116,10 @@ def _fit(widths, heads, columns, numeric, width: int) -> list:
     """Shrink the widest text column, one character at a time, until the line fits ``width`` (PyProf's
     ``-w`` shrank kernel and params the same way); numbers are never cut."""
     widths = list(widths)
-    total = lambda: sum(widths) + 2 * (len(widths) - 1)  # noqa: E731
+
+    def total() -> int:
+        return sum(widths) + 2 * (len(widths) - 1)
+
     shrinkable = [i for i in range(len(columns)) if not numeric[i]]
     while total() > width:
         candidates = [i for i in shrinkable if widths[i] > max(_MIN_SHRUNK, len(heads[i]))]

@@ -31,7 +31,7 @@ def diff(before, after, by: str = "op") -> View:
             row[f"d_{name}"] = vb - va if isinstance(va, int) and isinstance(vb, int) else None
         rows.append(row)
     rows.sort(key=lambda r: (-abs(r[f"d_{time}"]), -abs(r["d_calls"]), r["op"], r["params"] or ""))
-    columns = ("op", "params") if by == "op+shape" else ("op",)
+    columns: tuple[str, ...] = ("op", "params") if by == "op+shape" else ("op",)
     columns += ("calls_a", "calls_b", "d_calls", "host_self_a", "host_self_b", "d_host_self")
     if device_a or device_b:
         columns += ("dev_self_a", "dev_self_b", "d_dev_self")

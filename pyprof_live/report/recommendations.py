@@ -100,7 +100,7 @@ class Context:
     """What every rule reads, computed once: device work per op, steps, own kernels per op."""
 
     def __init__(self, profile):
-        profile.correlation  # noqa: B018 - links must be filled
+        profile.link()
         self.records = profile.records
         self.ops = profile.records.ops
         self.work = DeviceWork(profile)
@@ -180,7 +180,8 @@ def _tensors(values):
 
 def _grouped(pairs) -> list:
     """(label, ns) pairs summed by label, as ('label xN', ns)."""
-    total, count = defaultdict(float), defaultdict(int)
+    total: defaultdict[str, float] = defaultdict(float)
+    count: defaultdict[str, int] = defaultdict(int)
     for label, ns in pairs:
         total[label] += ns
         count[label] += 1
@@ -252,7 +253,7 @@ def tc_alignment(ctx: Context):
         dtype = op_dtype(op)
         multiple = 8 if dtype in _SIXTEEN_BIT else 16 if dtype in _EIGHT_BIT else None
         dims = _matrix_dims(op) if multiple else None
-        if not dims:
+        if not dims or multiple is None:
             continue
         # dims below the multiple (an RGB input's 3 channels, a matrix-vector N=1) cannot be padded usefully
         odd = {name: d for name, d in dims.items() if isinstance(d, int) and d > multiple and d % multiple}
@@ -374,7 +375,7 @@ def _is_item(ops, i: int) -> bool:
 
 def far_from_sol(ctx: Context):
     work = ctx.work
-    groups = defaultdict(RooflineSum)
+    groups: defaultdict[tuple, RooflineSum] = defaultdict(RooflineSum)
     kernel_time = 0
     for i in ctx.own_kernels:
         device = work.get(i)

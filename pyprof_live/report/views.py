@@ -101,7 +101,7 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
     Returns the rows in launch order and coverage facts for the footer. Text cells that cost
     most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
     """
-    profile.correlation  # noqa: B018 - links must be filled before reading them
+    profile.link()
     ops = profile.records.ops
     by_op, unattributed = _device_work(profile)
     device_work = DeviceWork(profile)
@@ -196,9 +196,9 @@ def op_summary(profile, by: str = "op") -> View:
     """
     if by not in ("op", "op+shape"):
         raise ValueError(f'by must be "op" or "op+shape", not {by!r}')
-    profile.correlation  # noqa: B018
+    profile.link()
     ops = profile.records.ops
-    child_time = defaultdict(int)
+    child_time: defaultdict[int, int] = defaultdict(int)
     for op in ops:
         if op.parent != NO_LINK:
             child_time[op.parent] += op.end - op.start
@@ -240,7 +240,7 @@ def op_summary(profile, by: str = "op") -> View:
     for key, g in groups.items():
         g.update(lines[key].cells())
     rows = sorted(groups.values(), key=lambda g: (-g["dev"], -g["host_self"], g["op"]))
-    columns = ("op", "params") if by == "op+shape" else ("op",)
+    columns: tuple[str, ...] = ("op", "params") if by == "op+shape" else ("op",)
     columns += ("calls", "host", "host_self")
     if has_device_time(profile):
         columns += ("dev", "dev_self")
@@ -259,7 +259,7 @@ def module_summary(profile) -> View:
     Host times come from innermost ops (so nested ops are not counted twice); device time from every
     op's own kernels and memcpy/memset, so each is counted once, at the op that launched it.
     """
-    profile.correlation  # noqa: B018
+    profile.link()
     ops = profile.records.ops
     work = DeviceWork(profile)
     has_children = {op.parent for op in ops if op.parent != NO_LINK}
@@ -312,7 +312,7 @@ def module_summary(profile) -> View:
     rows = [totals[k] for k in sorted(totals, key=_path_order)]
     for row in rows:
         row.update(lines[row["module"]].cells())
-    columns = ("module", "ops", "host", "host_self", "fwd", "bwd")
+    columns: tuple[str, ...] = ("module", "ops", "host", "host_self", "fwd", "bwd")
     if has_device_time(profile):
         columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")
     if any(r["ideal"] is not None for r in rows):
@@ -324,7 +324,7 @@ def module_summary(profile) -> View:
 def kernel_summary(profile) -> View:
     """Per kernel name: calls, total/mean/min/max device time, tensor cores, and the roofline over the
     calls that were their op's only kernel (a kernel sharing its op with others has no ideal of its own)."""
-    profile.correlation  # noqa: B018
+    profile.link()
     work = DeviceWork(profile)
     ops = profile.records.ops
     groups: dict = {}
@@ -357,7 +357,7 @@ def kernel_summary(profile) -> View:
     for g in rows:
         g["mean"] = g["sil"] // g["calls"]
         g.update(lines[g["kernel"]].cells())
-    columns = ("kernel", "calls", "sil", "mean", "min", "max", "tc")
+    columns: tuple[str, ...] = ("kernel", "calls", "sil", "mean", "min", "max", "tc")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
     return View("kernels", columns, rows, peak_notes(profile, work), text=frozenset({"kernel", "bound"}))
@@ -368,7 +368,7 @@ def overview(profile) -> View:
     """One row per step (and a total): wall time split into kernel, memcpy, memset, runtime, dataloader,
     CPU exec and other (see analysis/timeline.py), GPU busy and idle. The notes say what the profile
     holds and list its top recommendations."""
-    profile.correlation  # noqa: B018
+    profile.link()
     steps = step_breakdown(profile)
     rows = []
     for step in steps:
@@ -402,7 +402,7 @@ def _overview_notes(profile) -> list:
         if d.id in used or not used:
             notes.append(f"device {d.id}: {d.name}")
     has_children = {op.parent for op in records.ops if op.parent != NO_LINK}
-    by_dir = defaultdict(int)
+    by_dir: defaultdict[str, int] = defaultdict(int)
     for i, op in enumerate(records.ops):
         if i not in has_children:
             by_dir[op.dir or "other"] += op.end - op.start

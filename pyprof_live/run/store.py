@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -135,7 +136,7 @@ def _convert_all(run, pending: list, progress, processes: int | None) -> list:
     done = []
     try:
         if processes == 1 or len(pending) == 1:
-            results = (convert(str(w.path), str(t)) for w, t in pending)
+            results: Iterator[str | None] = (convert(str(w.path), str(t)) for w, t in pending)
             for (worker, target), error in zip(pending, results):
                 done += _settle(run, worker, target, error, bar)
         else:

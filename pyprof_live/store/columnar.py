@@ -63,7 +63,7 @@ def _contract() -> dict:
     columns = {"record": pa.string(), "row": pa.int64()}
     for list_name in RECORD_LISTS:
         for field in dataclasses.fields(RECORD_TYPES[list_name]):
-            columns.setdefault(field.name, _arrow_type(field.name, field.type))
+            columns.setdefault(field.name, _arrow_type(field.name, str(field.type)))
             if field.type not in ("int", "str", "float") and field.name not in _TEXT_LISTS | _INT_LISTS:
                 _JSON_FIELDS.add(field.name)
     return columns

@@ -32,14 +32,14 @@ FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
 _LINK_FIELDS = {"parent", "fwd", "launch", "op"}
 #: Record lists added after format version 1's first files: a file without one holds none of them.
-_ADDED_LATER = {"compiles"}
+_ADDED_LATER = {"compiles", "allocs"}
 #: How a record field's annotated type is written by :func:`encode_value` (tuples become lists).
 _JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
 
 
 def _stored_fields(cls) -> dict:
     """Field name -> JSON type of its saved values, for the fields a saved profile holds, in order."""
-    return {f.name: _JSON_TYPES[f.type] for f in dataclasses.fields(cls) if f.name not in _LINK_FIELDS}
+    return {f.name: _JSON_TYPES[str(f.type)] for f in dataclasses.fields(cls) if f.name not in _LINK_FIELDS}
 
 
 #: Per record list: the fields saved, and those a file must hold (no default to fall back on).

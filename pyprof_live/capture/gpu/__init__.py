@@ -1,6 +1,7 @@
 """GPU activity collection for live profiles (kernels, memcpy/memset, API calls), behind one interface.
 
-``select_backend(option, warnings)`` picks what ``profile(gpu=...)`` uses. A backend is used as:
+``select_backend(option, warnings)`` picks what ``profile(gpu=...)`` uses: a :class:`GpuBackend`
+(a new GPU collector, another vendor's say, is one more class of that shape here). It is used as:
 
     backend.start()                 # before the op hook is installed
     backend.push(external_id)       # around each recorded op / function scope: the id of its record
@@ -24,7 +25,9 @@ same class with a stand-in CUDA process that replays real Kineto traces (``tests
 from __future__ import annotations
 
 import warnings as python_warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
@@ -40,6 +43,20 @@ class GpuCapture:
     meta: dict = field(default_factory=dict)
     #: Why the capture may miss GPU work (another CUPTI user took over, records were dropped), or "".
     incomplete: str = ""
+
+
+class GpuBackend(Protocol):
+    """What a live profile drives, in the order of the module docstring."""
+
+    #: Around each recorded op / function scope: the id of its record (CUPTI external correlation).
+    push: Callable[[int], object]
+    pop: Callable[[], object]
+
+    def start(self) -> None: ...
+
+    def set_recording(self, on: bool) -> None: ...
+
+    def stop(self) -> GpuCapture: ...
 
 
 def widen_thread_ids(capture: GpuCapture, op_tids) -> None:
@@ -58,7 +75,7 @@ def widen_thread_ids(capture: GpuCapture, op_tids) -> None:
         api.tid = wide.get(api.tid, api.tid)
 
 
-def select_backend(option: str, warnings: list):
+def select_backend(option: str, warnings: list) -> GpuBackend | None:
     """The backend for ``profile(gpu=option)``, or None for a CPU-only profile.
 
     ``"off"``: None. ``"auto"``: None with a line in ``warnings`` saying why when GPU collection

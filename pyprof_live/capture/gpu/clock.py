@@ -34,13 +34,14 @@ def sample(
     read_cupti: Callable[[], int], read_host: Callable[[], int] = time.perf_counter_ns, tries: int = TRIES
 ) -> ClockSample:
     """The narrowest of ``tries`` bracketed reads ``host, cupti, host``."""
-    best = None
+    best: ClockSample | None = None
     for _ in range(tries):
         before = read_host()
         cupti_ns = read_cupti()
         after = read_host()
         if best is None or after - before < best.width_ns:
             best = ClockSample(cupti_ns, (before + after) // 2, after - before)
+    assert best is not None, "tries must be 1 or more"
     return best
 
 

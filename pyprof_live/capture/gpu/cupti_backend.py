@@ -23,15 +23,17 @@ import functools
 import importlib.metadata
 import threading
 import time
+from collections.abc import Callable
 
 import torch
 from cupti import cupti
 
 from ...records import DeviceInfo, Records
-from . import GpuCapture, graph_nodes, report_unavailable
-from .clock import ClockMap, sample
+from . import GpuCapture, report_unavailable
+from .clock import ClockMap, ClockSample, sample
 from .device_work import describe
 from .graph_nodes import GraphNodeTracker
+from .graph_nodes import describe as describe_graph_nodes
 from .normalize import OUR_EXTERNAL_KIND, ActivitySink, finish
 from .torch_internals import has_primary_context, torch_profiler_running
 
@@ -102,12 +104,13 @@ def unusable_reason() -> str:
 def failure_reason(exc: BaseException) -> str:
     """A CUPTI error at start, as a reason and what to do about it."""
     if isinstance(exc, cupti.cuptiError):
-        if exc.status == _MULTIPLE_SUBSCRIBERS:
+        status = exc.status  # type: ignore[attr-defined]  # set by cupti-python; its stub lacks it
+        if status == _MULTIPLE_SUBSCRIBERS:
             return (
                 "another CUPTI client already owns CUPTI in this process (Nsight Systems, Nsight Compute, "
                 "compute-sanitizer or a CUPTI monitor); run without it, or load its report with pyprof_live.load()"
             )
-        return f"CUPTI failed to start: {cupti.Result(exc.status).name}"
+        return f"CUPTI failed to start: {cupti.Result(status).name}"
     return f"cupti-python cannot use the CUDA driver ({exc})"
 
 
@@ -165,10 +168,12 @@ class CuptiBackend:
         self.process = process  # CudaProcess() unless given (tests); made at start, as it needs cupti calls
         self.pid = pid  # the pid of the op records (0 in live profiles)
         self.sink: ActivitySink | None = None
-        self.push = self.pop = _inert  # bound to CUPTI's push/pop once collecting
+        # Bound to CUPTI's push/pop once collecting.
+        self.push: Callable[[int], object] = _inert
+        self.pop: Callable[[], object] = _inert
         self.failure = ""
         self._enabled: list = []
-        self._clock_start = None
+        self._clock_start: ClockSample | None = None
         self._toggles: list = []  # (host ns, recording?) from set_recording
         self.graph_nodes: GraphNodeTracker | None = None
 
@@ -211,6 +216,8 @@ class CuptiBackend:
         if self.sink is None:
             return GpuCapture(meta={"gpu": {"backend": "none", "reason": self.failure}})
         process = self.process
+        graph_nodes = self.graph_nodes
+        assert graph_nodes is not None  # made with the sink at start()
         self.push = self.pop = _inert
         # A torch.profiler still running owns CUPTI now: flushing would feed it our buffers and
         # disabling would end its collection, so both are left to it.
@@ -227,23 +234,24 @@ class CuptiBackend:
                     "another CUPTI client (torch.profiler, or a tool attached to the process) took CUPTI "
                     "over during the profile: GPU work after that point is missing"
                 )
-            last = sample(process.get_timestamp)
+            last: ClockSample | None = sample(process.get_timestamp)
         except (RuntimeError, cupti.cuptiError) as exc:
             incomplete = f"CUPTI failed while stopping ({exc}): GPU work may be missing"
             last = self._clock_start
         finally:
             try:
-                self.graph_nodes.remove()
+                graph_nodes.remove()
             finally:
                 self._release(disable=not profiler_running)
+        assert self._clock_start is not None and last is not None and self.sink is not None  # start() set them
         clock = ClockMap(self._clock_start, last)
         apis, kernels, memops = finish(self.sink, clock.to_host)
-        graph_facts = self.graph_nodes.resolve(apis, kernels, clock.to_host)
+        graph_facts = graph_nodes.resolve(apis, kernels, clock.to_host)
         apis, kernels, memops = _without_sentinel(apis, kernels, memops)
         if self._toggles:
             apis, kernels, memops = self._recorded_only(apis, kernels, memops)
         facts, notes = describe(kernels)
-        notes += graph_nodes.describe(graph_facts, self.graph_nodes.failure)
+        notes += describe_graph_nodes(graph_facts, graph_nodes.failure)
         sync_count, sync_ns = self.sink.synchronization
         meta = {
             "gpu": {
@@ -276,6 +284,7 @@ class CuptiBackend:
         finally:
             process.activity_pop_external_correlation_id(OUR_EXTERNAL_KIND)
         process.activity_flush_all(FLUSH_FORCED)
+        assert self.sink is not None  # only called between start() and the release in stop()
         return not synchronized or SENTINEL_ID in self.sink.external.values()
 
     def _release(self, disable: bool) -> None:

@@ -9,13 +9,16 @@ summarised per graph all the same (kernels, time, launches, nodes), with a repor
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from ...analysis.kernel_names import kernel_category
 
 
 def graph_replays(kernels) -> dict:
     """graph id -> {"kernels", "time_ns", "launches", "nodes"} for kernels replayed from a CUDA graph."""
-    graphs = defaultdict(lambda: {"kernels": 0, "time_ns": 0, "launches": set(), "nodes": set()})
+    graphs: defaultdict[int, dict[str, Any]] = defaultdict(
+        lambda: {"kernels": 0, "time_ns": 0, "launches": set(), "nodes": set()}
+    )
     for k in kernels:
         if k.graph_id:
             graph = graphs[k.graph_id]
@@ -28,7 +31,7 @@ def graph_replays(kernels) -> dict:
 
 def communication(kernels) -> dict:
     """stream -> {"kernels", "time_ns"} for communication (NCCL) kernels."""
-    streams = defaultdict(lambda: {"kernels": 0, "time_ns": 0})
+    streams: defaultdict[int, dict[str, int]] = defaultdict(lambda: {"kernels": 0, "time_ns": 0})
     for k in kernels:
         if kernel_category(k.name) == "communication":
             stream = streams[k.stream]
