@@ -18,6 +18,7 @@ import sys
 from .errors import PyprofLiveError
 from .profile import VIEW_NAMES
 from .report.columns import COLUMNS
+from .safe_text import printable
 from .store.files import file_to_replace
 
 PYPROF_DEFAULT_COLUMNS = "idx,dir,sub,mod,op,kernel,params,sil"
@@ -287,7 +288,7 @@ def _check_options(parser, args) -> None:
         if path == "":
             parser.error(f"{flag} needs a file name")
         if path is not None and not path.endswith(endings) and not _written_into(path):
-            parser.error(f"{flag} {path}: {kind}")
+            parser.error(f"{flag} {printable(path)}: {kind}")
     if exports:
         _refuse_given(parser, args, _REPORT_OPTIONS, "the printed report, not to " + " and ".join(exports))
     elif args.view not in (None, "table"):
@@ -340,7 +341,7 @@ def _export(profile, args) -> int:
         if not existed:
             created.append(path)
     for path, what, _ in exports:
-        sys.stderr.write(f"wrote {what} {path}\n")
+        sys.stderr.write(f"wrote {what} {printable(path)}\n")
     return 0
 
 
@@ -357,7 +358,7 @@ def _unwritable(path) -> str | None:
 
 
 def _cannot_write(what: str, path, problem: str) -> int:
-    sys.stderr.write(f"pyprof-live: error: cannot write {what} {path}: {problem}\n")
+    sys.stderr.write(f"pyprof-live: error: cannot write {what} {printable(path)}: {printable(problem)}\n")
     return 2
 
 
@@ -396,6 +397,7 @@ def _write_stdout(text: str) -> None:
         sys.stdout.flush()
         return
     sys.stdout.flush()
-    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    # A character the terminal's encoding lacks (PYTHONIOENCODING=ascii, a C locale) is escaped, not fatal.
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
     while data:
         data = data[os.write(fd, data) :]

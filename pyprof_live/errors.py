@@ -1,5 +1,7 @@
 """Typed errors: every failure a user can cause has its own class and a one-line message."""
 
+from .safe_text import printable
+
 
 class PyprofLiveError(Exception):
     """Base class of every error pyprof_live raises on purpose."""
@@ -11,7 +13,8 @@ class ProfileFormatError(PyprofLiveError):
     def __init__(self, path, problem: str):
         self.path = str(path)
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
+        # One line whatever the file holds or is called: SQLite quotes damaged SQL, names hold newlines.
+        super().__init__(f"{printable(self.path)}: {printable(problem)}")
 
 
 class ProfileVersionError(ProfileFormatError):

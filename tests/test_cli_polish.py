@@ -184,16 +184,16 @@ def load_error(load, path) -> str:
         ([event("cpu_op", dur=None)], "cpu_op event traceEvents[0]: 'dur' is null, expected a finite number"),
         (
             [event("cuda_runtime", name=5, args={})],
-            "cuda_runtime event traceEvents[0]: 'name' is a number, expected a string",
+            "cuda_runtime event traceEvents[0]: 'name' is 5, expected a string",
         ),
         (
             [event("kernel", args={"grid": 4})],
-            "kernel event traceEvents[0]: args 'grid' is a number, expected an array of numbers",
+            "kernel event traceEvents[0]: args 'grid' is 4, expected an array of numbers",
         ),
         ([event("cpu_op", args=[1])], "cpu_op event traceEvents[0]: 'args' is an array, expected an object"),
         (
             [event("cpu_op", args={"Input Dims": [[2]], "Input type": 5})],
-            "cpu_op event traceEvents[0]: args 'Input type' is a number, expected an array of strings",
+            "cpu_op event traceEvents[0]: args 'Input type' is 5, expected an array of strings",
         ),
         (
             [event("cpu_op", args={"Input Dims": [4]})],
@@ -216,15 +216,15 @@ def load_error(load, path) -> str:
         # found only once every event is in: the offending event is looked for again
         (
             [event("cpu_op"), event("cuda_runtime", args={"correlation": [7]})],
-            "cuda_runtime event traceEvents[1]: args 'correlation' is an array, expected a number",
+            "cuda_runtime event traceEvents[1]: args 'correlation' is an array, expected an integer",
         ),
         (
             [event("cpu_op", pid={"host": 1})],
-            "cpu_op event traceEvents[0]: 'pid' is an object, expected a number or a string",
+            "cpu_op event traceEvents[0]: 'pid' is an object, expected an integer or a string",
         ),
         (
             [event("cpu_op"), event("python_function", name=3, args={"Python id": 1})],
-            "python_function event traceEvents[1]: 'name' is a number, expected a string",
+            "python_function event traceEvents[1]: 'name' is 3, expected a string",
         ),
     ],
 )

@@ -45,7 +45,7 @@ def test_a_symlink_is_followed_and_stays_a_link(tmp_path):
     write_text_atomically(link, write_new)
     assert link.is_symlink() and os.readlink(link) == "../data/real.json"
     assert real.read_text() == "new"
-    assert stat.S_IMODE(real.stat().st_mode) == 0o666 & ~current_umask()  # as a plain open() gives a new file
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600  # the replaced file's mode is kept
     assert listing(tmp_path / "data") == ["real.json"] and listing(tmp_path / "links") == ["link.json"]
 
 
@@ -54,6 +54,8 @@ def test_a_dangling_symlink_gets_its_target_created(tmp_path):
     link.symlink_to("target.json.gz")
     write_text_atomically(link, write_new)
     assert link.is_symlink() and gzip.decompress((tmp_path / "target.json.gz").read_bytes()) == b"new"
+    # a new file gets what a plain open() gives it, not mkstemp's owner-only mode
+    assert stat.S_IMODE((tmp_path / "target.json.gz").stat().st_mode) == 0o666 & ~current_umask()
 
 
 def test_a_failed_write_through_a_symlink_leaves_the_target_and_no_temp_file(tmp_path):

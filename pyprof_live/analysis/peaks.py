@@ -42,13 +42,15 @@ class GpuPeak:
     source: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not isinstance(self.source, str):
+            raise TypeError(f"GpuPeak name and source must be text, not {self.name!r} and {self.source!r}")
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in ("name", "source") or (value is None and f.default is None):
                 continue
-            if not isinstance(value, (int, float)) or value <= 0:
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < float("inf"):
                 raise ValueError(
-                    f"GpuPeak {self.name!r}: {f.name} must be a positive number "
+                    f"GpuPeak {self.name!r}: {f.name} must be a finite positive number "
                     f"(or None for a unit the GPU lacks), not {value!r}"
                 )
 

@@ -87,10 +87,11 @@ class LiveProfile(Profile):
         return self
 
     def _stop(self, raised: type[BaseException] | None, report: bool = True) -> None:
-        atexit.unregister(self._stop_at_exit)
         try:
             self.session.stop()
         finally:
+            if not self.session.active:  # still recording when stop() refused to run on this thread
+                atexit.unregister(self._stop_at_exit)
             allocs = self._cuda_memory.stop(time.perf_counter_ns) if self._cuda_memory is not None else []
             if allocs:
                 self.records.allocs.extend(allocs)

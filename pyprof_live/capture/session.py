@@ -101,6 +101,7 @@ class CaptureSession:
         self._gpu: GpuBackend | None = None
         self._thread_profile_hook: Any = None  # the user's threading.setprofile() hook, if any
         self._mode_pushed = False  # the op hook is on the starting thread's dispatch-mode stack
+        self._hook_thread = 0  # the thread whose dispatch-mode stack holds the op hook
         self._scopes = FunctionScopes()
         self._compiled = compiled.CompiledCapture(self)
         self._compile_events = CompileEvents(self._pause_hooks, self._resume_hooks)
@@ -168,9 +169,11 @@ class CaptureSession:
             raise
 
     def stop(self) -> None:
-        """Remove every hook and build the records; safe to call after an exception."""
+        """Remove every hook and build the records; safe to call after an exception. On another thread
+        than the one that started the profile, CaptureError (see :meth:`_check_hook_thread`)."""
         if not self.active:
             raise CaptureError("this profile is not recording (stop() without start())")
+        self._check_hook_thread("stop()")
         self._close_step()
         try:
             self._remove_hooks()
@@ -180,6 +183,8 @@ class CaptureSession:
 
     def step(self) -> None:
         """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
+        if self.recording != (self.steps is None or self._step + 1 in self.steps):
+            self._check_hook_thread("step()")  # the op hook comes off or goes on: only its thread can
         self._close_step()
         self._step += 1
         self._step_start = _now()
@@ -201,6 +206,7 @@ class CaptureSession:
             if on and not self._mode_pushed:
                 torch_compat.push_dispatch_mode(recorder)
                 self._mode_pushed = True
+                self._hook_thread = threading.get_ident()
             elif not on and self._mode_pushed and torch_compat.current_dispatch_mode() is recorder:
                 torch_compat.pop_dispatch_mode()
                 self._mode_pushed = False
@@ -241,6 +247,21 @@ class CaptureSession:
         if error is not None:
             raise error
 
+    def _check_hook_thread(self, what: str) -> None:
+        """The op hook sits on the dispatch-mode stack of the thread that pushed it, and a thread's
+        stack can be changed only from that thread: ``what`` (stop() or a step() that starts or ends
+        recording) called on another thread while that one runs would leave the hook there for good
+        (every later op of that thread through Python dispatch, torch.compile skipping its frames).
+        So it raises CaptureError and changes nothing: the profile records on, and its own thread can
+        stop it. Once that thread has ended its stack is gone, and any thread may stop the profile."""
+        here = threading.get_ident()
+        if self._mode_pushed and self._hook_thread != here and self._hook_thread in sys._current_frames():
+            raise CaptureError(
+                f"{what} was called on thread {here}, but this profile's op hook is on the dispatch-mode stack "
+                f"of thread {self._hook_thread}, which started it and is still running: only that thread can take "
+                f"the hook off, so call {what} there (leaving the `with` block does); the profile keeps recording"
+            )
+
     def _take_off(self, recorder) -> None:
         if recorder is None:
             return
@@ -248,6 +269,8 @@ class CaptureSession:
         if not self._mode_pushed:
             return
         self._mode_pushed = False
+        if self._hook_thread != threading.get_ident():  # its thread has ended (_check_hook_thread): no stack left
+            return
         # Modes the user entered after start() stay, in their order: only the op hook comes out.
         above = []
         try:

@@ -42,20 +42,22 @@ def _lse(q_bhsd: tuple) -> TensorMeta:
 
 
 def _sdpa_work(
-    q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=(), writes_lse=True, outputs=()
+    q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=(), writes_lse=True, outputs=(), times=1
 ) -> Work:
-    """Forward work given (batch, heads, seq, dim) shapes of q, k, v (one tuple, or a list per sequence)."""
+    """Forward work given (batch, heads, seq, dim) shapes of q, k, v (a list of such triples), ``times`` over."""
     count = _counts().sdpa_flop_count
-    flops = sum(count(*triple) for triple in shapes)
+    flops = times * sum(count(*triple) for triple in shapes)
     out = outputs[0] if outputs else TensorMeta(q.shape[:-1] + v.shape[-1:], q.dtype)
     writes = (out,) + ((outputs[1] if len(outputs) > 1 else _lse(shapes[0][0]),) if writes_lse else ())
     return Work(flops, (q, k, v) + tuple(t for t in extra_reads if t is not None), writes)
 
 
-def _sdpa_backward_work(grad: TensorMeta, q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=()) -> Work:
-    """Backward work given (grad_out, q, k, v) shapes in (batch, heads, seq, dim) layout."""
+def _sdpa_backward_work(
+    grad: TensorMeta, q: TensorMeta, k: TensorMeta, v: TensorMeta, shapes, extra_reads=(), times=1
+) -> Work:
+    """Backward work given (grad_out, q, k, v) shapes in (batch, heads, seq, dim) layout, ``times`` over."""
     count = _counts().sdpa_backward_flop_count
-    flops = sum(count(*quad) for quad in shapes)
+    flops = times * sum(count(*quad) for quad in shapes)
     return Work(
         flops,
         (grad, q, k, v) + tuple(t for t in extra_reads if t is not None),
@@ -133,26 +135,28 @@ def _bhsd(t: TensorMeta) -> tuple:
     return b, h, s, d
 
 
-def _per_sequence(a: OpArgs, q, k, v, cum_q_at: int, max_q_at: int, grad=None) -> list:
-    """Shapes for the count: one (b, h, s, d) set, or, for packed varlen input, one per sequence at max length."""
+def _per_sequence(a: OpArgs, q, k, v, cum_q_at: int, max_q_at: int, grad=None) -> tuple[list, int]:
+    """Shapes for the count and how many times they count: one (b, h, s, d) set, or, for packed varlen
+    input, one per sequence at max length (the sequence count multiplies, it is never iterated)."""
     cum_q = a.opt_tensor(cum_q_at, "cum_seq_q")
     if cum_q is None:
         one = (_bhsd(q), _bhsd(k), _bhsd(v))
-        return [((_bhsd(grad),) + one) if grad is not None else one]
+        return [((_bhsd(grad),) + one) if grad is not None else one], 1
     sequences = cum_q.shape[0] - 1
     max_q, max_k = a.int(max_q_at, "max_q"), a.int(max_q_at + 1, "max_k")
     q_heads, k_heads, v_heads = (t.shape[-2] for t in (q, k, v))
     padded = ((1, q_heads, max_q, q.shape[-1]), (1, k_heads, max_k, k.shape[-1]), (1, v_heads, max_k, v.shape[-1]))
     if grad is not None:
-        return [((1, q_heads, max_q, v.shape[-1]), *padded)] * sequences
-    return [padded] * sequences
+        return [((1, q_heads, max_q, v.shape[-1]), *padded)], sequences
+    return [padded], sequences
 
 
 @builtin("aten::_flash_attention_forward")
 def _flash_forward(a: OpArgs) -> Work:
     # (query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, ...)
     q, k, v = a.tensor(0, "query"), a.tensor(1, "key"), a.tensor(2, "value")
-    return _sdpa_work(q, k, v, _per_sequence(a, q, k, v, 3, 5), (), True, _recorded(a, 2))
+    shapes, times = _per_sequence(a, q, k, v, 3, 5)
+    return _sdpa_work(q, k, v, shapes, (), True, _recorded(a, 2), times)
 
 
 @builtin("aten::_efficient_attention_forward")
@@ -161,15 +165,17 @@ def _efficient_forward(a: OpArgs) -> Work:
     q, k, v = a.tensor(0, "query"), a.tensor(1, "key"), a.tensor(2, "value")
     if a.opt_tensor(4, "cu_seqlens_q") is not None:  # packed: (1, tokens, heads, dim) -> (tokens, heads, dim)
         q, k, v = (TensorMeta(t.shape[1:], t.dtype) for t in (q, k, v))
-    return _sdpa_work(q, k, v, _per_sequence(a, q, k, v, 4, 6), (a.opt_tensor(3, "bias"),), True, _recorded(a, 2))
+    shapes, times = _per_sequence(a, q, k, v, 4, 6)
+    return _sdpa_work(q, k, v, shapes, (a.opt_tensor(3, "bias"),), True, _recorded(a, 2), times)
 
 
 @builtin("aten::_flash_attention_backward")
 def _flash_backward(a: OpArgs) -> Work:
     # (grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, ...)
     grad, q, k, v = a.tensor(0, "grad_out"), a.tensor(1, "query"), a.tensor(2, "key"), a.tensor(3, "value")
-    shapes = _per_sequence(a, q, k, v, 6, 8, grad=grad)
-    return _sdpa_backward_work(grad, q, k, v, shapes, (a.opt_tensor(4, "out"), a.opt_tensor(5, "logsumexp")))
+    shapes, times = _per_sequence(a, q, k, v, 6, 8, grad=grad)
+    extra = (a.opt_tensor(4, "out"), a.opt_tensor(5, "logsumexp"))
+    return _sdpa_backward_work(grad, q, k, v, shapes, extra, times)
 
 
 @builtin("aten::_efficient_attention_backward")
@@ -178,6 +184,6 @@ def _efficient_backward(a: OpArgs) -> Work:
     grad, q, k, v = a.tensor(0, "grad_out_"), a.tensor(1, "query"), a.tensor(2, "key"), a.tensor(3, "value")
     if a.opt_tensor(6, "cu_seqlens_q") is not None:
         grad, q, k, v = (TensorMeta(t.shape[1:], t.dtype) for t in (grad, q, k, v))
-    shapes = _per_sequence(a, q, k, v, 6, 8, grad=grad)
+    shapes, times = _per_sequence(a, q, k, v, 6, 8, grad=grad)
     extra = (a.opt_tensor(4, "bias"), a.opt_tensor(5, "out"), a.opt_tensor(10, "logsumexp"))
-    return _sdpa_backward_work(grad, q, k, v, shapes, extra)
+    return _sdpa_backward_work(grad, q, k, v, shapes, extra, times)

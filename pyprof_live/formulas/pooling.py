@@ -10,7 +10,7 @@ Output sizes follow torch's pooling arithmetic (ceil_mode included) when not rec
 
 from __future__ import annotations
 
-from math import ceil, floor, prod
+from math import gcd, prod
 
 from ..records import TensorMeta
 from .opargs import OpArgs
@@ -121,12 +121,17 @@ def _avg_pool_backward(a: OpArgs) -> Work:
 
 
 def adaptive_window_elements(sizes: tuple, outputs: tuple) -> int:
-    """Input elements summed over every adaptive-pooling window (torch's start/end index rule), per channel."""
+    """Input elements summed over every adaptive-pooling window (torch's start/end index rule), per channel.
+
+    Along a dim of ``size`` pooled to ``out``, window i spans floor(i*size/out) .. ceil((i+1)*size/out),
+    and the lengths sum to size + out - gcd(size, out): each window's ceil exceeds the next one's floor
+    by one unless (i+1)*size is a multiple of out, which happens gcd(size, out) times. Closed form,
+    so an output size taken from a file costs nothing to count."""
     total = 1
     for size, out in zip(sizes, outputs):
         if out <= 0:
             raise FormulaInputError(f"adaptive pooling output size {out}")
-        total *= sum(ceil((i + 1) * size / out) - floor(i * size / out) for i in range(out))
+        total *= size + out - gcd(size, out)
     return total
 
 

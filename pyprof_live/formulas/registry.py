@@ -55,11 +55,38 @@ def _evaluate(op) -> Cost:
     if compute is None:
         return Cost(None, None, f"no formula for {op.name}")
     try:
-        return compute(op)
+        return _in_range(compute(op))
     except FormulaInputError as error:
         return Cost(None, None, error.reason)
     except Exception as error:  # a formula meeting arguments it does not expect must not break a report
         return Cost(None, None, f"formula for {op.name} failed: {type(error).__name__}: {error}")
+
+
+#: Flops and bytes must fit a 64-bit column (DataFrame Int64, Arrow) and be counts: 0 or more.
+_MOST = (1 << 63) - 1
+
+
+def _in_range(cost: Cost) -> Cost:
+    """``cost`` with a count that is not an integer from 0 to 2**63 - 1 made ``na``, saying why (shapes
+    from a file, or a user formula, can give any number)."""
+    bad = [what for what in ("flops", "bytes") if not _is_count(getattr(cost, what))]
+    if not bad:
+        return cost
+    reasons = ([cost.reason] if cost.reason else []) + [
+        f"{what} out of range ({_shown(getattr(cost, what))})" for what in bad
+    ]
+    flops = None if "flops" in bad else cost.flops
+    return Cost(flops, None if "bytes" in bad else cost.bytes, "; ".join(reasons))
+
+
+def _is_count(value) -> bool:
+    return value is None or (value.__class__ is int and 0 <= value <= _MOST)
+
+
+def _shown(value) -> str:
+    if value.__class__ is int and value.bit_length() > 64:
+        return f"a {value.bit_length()}-bit number"
+    return repr(value)
 
 
 def has_formula(name: str) -> bool:

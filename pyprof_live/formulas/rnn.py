@@ -42,13 +42,13 @@ class RnnShape:
     biases: bool = True
 
     def gemm_flops(self) -> int:
+        """Layer 0 reads input_size features, every later layer the previous one's output (out x
+        directions): one product per kind of layer, never a loop over the (file-given) layer count."""
         gates, out = _GATES[self.mode], self.proj or self.hidden
-        total = 0
-        for layer in range(self.layers):
-            layer_input = self.input_size if layer == 0 else out * self.directions
-            per_direction = 2 * gates * self.hidden * (layer_input + out) + (2 * self.hidden * self.proj)
-            total += per_direction * self.directions * self.tokens
-        return total
+        per_direction = lambda layer_input: 2 * gates * self.hidden * (layer_input + out) + 2 * self.hidden * self.proj  # noqa: E731
+        first = per_direction(self.input_size) if self.layers > 0 else 0
+        later = per_direction(out * self.directions) * max(self.layers - 1, 0)
+        return (first + later) * self.directions * self.tokens
 
     def pointwise_flops(self) -> int:
         per_unit, bias_adds = _POINTWISE[self.mode]

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import ProfileFormatError
 from ..profile import Profile
 from ..store.savefile import is_saved_profile
+from .spool import read_once
 
 # What a file starts with, for the importers that check it (submodules import these from here).
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -72,10 +73,19 @@ IMPORTERS = [
     Importer("nsys", lambda head, _: head.startswith(SQLITE_MAGIC), _read_sqlite),  # nsys or nvprof SQLite
     Importer("columnar", lambda head, _: head.startswith(PARQUET_MAGIC), _read_columnar),  # a run's Parquet
     Importer("saved", lambda _, text: is_saved_profile(text), _read_saved),
-    Importer(
-        "kineto", lambda _, text: text.lstrip()[:1] in (b"{", b"["), _read_kineto, options=("capture", "provenance")
-    ),
+    Importer("kineto", lambda _, text: _looks_like_json(text), _read_kineto, options=("capture", "provenance")),
 ]
+
+_BOM = b"\xef\xbb\xbf"
+_NOT_A_PROFILE = (
+    "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
+    "or nvprof SQLite export, or a PyTorch profiler JSON trace)"
+)
+
+
+def _looks_like_json(text: bytes) -> bool:
+    """A JSON document starts here (after a UTF-8 byte-order mark and blanks, if any)."""
+    return text.removeprefix(_BOM).lstrip()[:1] in (b"{", b"[")
 
 
 def load(path, progress=None, capture=None, provenance=None) -> Profile:
@@ -84,8 +94,21 @@ def load(path, progress=None, capture=None, provenance=None) -> Profile:
 
     ``progress(fraction, stage)`` is called as a long import advances (the CLI draws a bar with it).
     ``capture`` and ``provenance`` are :func:`~pyprof_live.importers.kineto.load_kineto`'s, for
-    PyTorch profiler traces only.
+    PyTorch profiler traces only. A pipe, FIFO, device or ``"-"`` (standard input) is read once,
+    into a temporary file.
     """
+    return read_once(_load_file, path, _check_stream_head, progress=progress, capture=capture, provenance=provenance)
+
+
+def _check_stream_head(path, head: bytes) -> None:
+    """Refuse a stream by its first bytes when they cannot start any profile (it is not read further)."""
+    if not head:
+        raise ProfileFormatError(path, "file is empty")
+    if not head.startswith((SQLITE_MAGIC, GZIP_MAGIC, PARQUET_MAGIC)) and not _looks_like_json(head):
+        raise ProfileFormatError(path, _NOT_A_PROFILE)
+
+
+def _load_file(path, progress=None, capture=None, provenance=None) -> Profile:
     path = Path(path)
     importer = _importer_of(path)
     options = {name: value for name, value in (("capture", capture), ("provenance", provenance)) if value is not None}
@@ -120,8 +143,4 @@ def _importer_of(path) -> Importer:
     for importer in IMPORTERS:
         if importer.recognizes(head, text):
             return importer
-    raise ProfileFormatError(
-        path,
-        "not a profile pyprof_live can read (expected a saved profile, an Nsight Systems "
-        "or nvprof SQLite export, or a PyTorch profiler JSON trace)",
-    )
+    raise ProfileFormatError(path, _NOT_A_PROFILE)

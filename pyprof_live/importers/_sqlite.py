@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import ProfileFormatError
 from ..gcpause import paused_gc
+from ..record_checks import TIME_LIMIT, drop_reversed, first_problem, reversed_warning
 from ..records import MemoryRecord
 from . import SQLITE_MAGIC, unreadable
 
@@ -51,10 +52,11 @@ def decode(value):
 
 
 class Strings(dict):
-    """A string table (id -> text) that names an id it does not hold instead of failing."""
+    """A string table (id -> text) that names an id it does not hold (or holds as NULL) instead of
+    failing; a number stored as the text reads as its digits."""
 
     def __init__(self, rows=()):
-        super().__init__((key, decode(text)) for key, text in rows)
+        super().__init__((key, str(decode(text))) for key, text in rows if text is not None)
 
     def __missing__(self, key):
         return f"<string {key}>"
@@ -120,51 +122,105 @@ def _check_header(path: Path) -> None:
         raise ProfileFormatError(path, f"truncated SQLite database ({size} of {pages * page_size} bytes)")
 
 
-def read_export(path, reader, integer_columns):
+def read_export(path, reader, integer_columns, fields: dict):
     """``reader(db, schema)`` on the export at ``path``, opened read-only; bad files raise
     ProfileFormatError, never sqlite3 errors nor the TypeError of a NULL where a number belongs.
 
-    ``integer_columns(schema)`` lists what the reader computes with, as ``(table, SQL condition of
-    the rows it reads, ((column, NULL allowed), ...))``: when a value of another type fails the
-    reader, the error names the first such value (table, rowid, column), not the Python error.
+    The Profile the reader returns is checked against :mod:`pyprof_live.record_checks` (``fields``:
+    {record list: the fields the reader takes from the export}); rows that end before they start
+    are left out and counted in ``meta["warnings"]``. ``integer_columns(schema)`` lists what the
+    reader reads as integers, as ``(table, SQL condition of the rows it reads, ((column, NULL
+    allowed), ...))``: when a value of another type (or a time out of range) fails the reader or
+    the checks, the error names the first such value (table, rowid, column), not the Python error.
     """
     path = Path(path)
     _check_header(path)
     with paused_gc():
-        return _read(path, reader, integer_columns)
+        profile = _read(path, reader, integer_columns, fields)
+    left_out = drop_reversed(profile.records)
+    if left_out:
+        profile.meta.setdefault("warnings", []).append(reversed_warning(left_out, "rows"))
+    return profile
 
 
-def _read(path: Path, reader, integer_columns):
+def _read(path: Path, reader, integer_columns, fields: dict):
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise ProfileFormatError(path, f"cannot open the SQLite database ({error})") from None
     db.text_factory = bytes
     try:
-        schema = Schema(db)
-        return reader(db, schema)
+        schema = _schema(path, db)
+        try:
+            profile = reader(db, schema)
+        except (TypeError, ValueError, OverflowError):  # SQLite columns hold any type, NULL too
+            problem = None
+        else:
+            problem = first_problem(profile.records, fields)
+            if problem is None:
+                return profile
+        located = _ill_typed_value(db, schema, integer_columns(schema))
+        raise ProfileFormatError(path, located or str(problem or "a value in the export has an unexpected type"))
     except sqlite3.OperationalError as error:  # a table or column this reader needs is not there
         raise ProfileFormatError(path, f"cannot read the export ({error})") from None
     except sqlite3.DatabaseError as error:
         raise ProfileFormatError(path, f"corrupt SQLite database ({error})") from None
-    except (TypeError, ValueError, OverflowError):  # SQLite columns hold any type, NULL too
-        raise ProfileFormatError(path, _ill_typed_value(db, schema, integer_columns(schema))) from None
     finally:
         db.close()
 
 
+def _schema(path: Path, db) -> Schema:
+    """The export's Schema; a damaged schema text is a corrupt database (SQLite's message quotes the
+    text, which may not even be UTF-8: the sqlite3 module then fails to decode its own error)."""
+    try:
+        return Schema(db)
+    except sqlite3.DatabaseError as error:
+        raise ProfileFormatError(path, f"corrupt SQLite database ({error})") from None
+    except UnicodeDecodeError:
+        raise ProfileFormatError(path, "corrupt SQLite database (malformed schema text, not UTF-8)") from None
+
+
+#: The record fields nsys and nvprof exports give (read_export's ``fields``): the rest are constants.
+FIELDS_FROM_EXPORT = {
+    "ops": ("name", "start", "end", "tid", "pid", "seq", "altseq", "external_id", "inputs", "kwargs", "layer"),
+    "apis": ("name", "start", "end", "correlation", "tid", "pid"),
+    "kernels": (
+        "name",
+        "start",
+        "end",
+        "device",
+        "stream",
+        "correlation",
+        "pid",
+        "context",
+        "grid",
+        "block",
+        "registers",
+        "shared_static",
+        "shared_dynamic",
+        "graph_id",
+        "graph_node_id",
+    ),
+    "memops": ("start", "end", "bytes", "copy_kind", "device", "stream", "correlation", "pid"),
+    "ranges": ("name", "start", "end", "tid", "pid", "domain"),
+    "devices": None,
+}
+
 #: The SQL list of SQLite types (typeof) an integer column may hold, by whether NULL is allowed.
 _ALLOWED_TYPES = {False: "('integer')", True: "('integer', 'null')"}
+#: Columns that hold times: their integers must also be within record_checks.TIME_LIMIT.
+_TIME_COLUMNS = frozenset({"start", "end", "timestamp"})
 
 
-def _ill_typed_value(db, schema: Schema, integer_columns: list) -> str:
+def _ill_typed_value(db, schema: Schema, integer_columns: list) -> str | None:
     """The first value of ``integer_columns`` that is not an integer (or a NULL where none is
-    allowed), as "TABLE rowid N: column is text 'x', expected an integer". One scan per table."""
+    allowed, or a time out of range), as "TABLE rowid N: column is text 'x', expected an integer".
+    One scan per table; None when every value fits."""
     for table, rows_read, columns in integer_columns:
         columns = [(column, nullable) for column, nullable in columns if schema.has(table, column)]
         if not columns:
             continue
-        wrong = " OR ".join(f'typeof("{column}") NOT IN {_ALLOWED_TYPES[nullable]}' for column, nullable in columns)
+        wrong = " OR ".join(_wrong(column, nullable) for column, nullable in columns)
         types_and_values = ", ".join(f'typeof("{column}"), "{column}"' for column, _ in columns)
         try:
             row = db.execute(
@@ -176,7 +232,16 @@ def _ill_typed_value(db, schema: Schema, integer_columns: list) -> str:
             for (column, nullable), kind, value in zip(columns, row[1::2], row[2::2]):
                 if kind != b"integer" and (kind != b"null" or not nullable):
                     return f"{table} rowid {row[0]}: {column} is {_sqlite_value(kind, value)}, expected an integer"
-    return "a value in the export has an unexpected type"
+                if kind == b"integer" and column in _TIME_COLUMNS and abs(value) > TIME_LIMIT:
+                    return f"{table} rowid {row[0]}: {column} is {value}, expected a time of at most 2**62 ns"
+    return None
+
+
+def _wrong(column: str, nullable: bool) -> str:
+    condition = f'typeof("{column}") NOT IN {_ALLOWED_TYPES[nullable]}'
+    if column in _TIME_COLUMNS:
+        condition += f' OR "{column}" NOT BETWEEN {-TIME_LIMIT} AND {TIME_LIMIT}'
+    return condition
 
 
 def _sqlite_value(kind: bytes, value) -> str:

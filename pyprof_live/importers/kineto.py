@@ -51,6 +51,7 @@ from ..errors import ProfileFormatError
 from ..formulas.dtypes import canonical_dtype
 from ..gcpause import paused_gc
 from ..profile import Profile
+from ..record_checks import drop_reversed, first_problem, reversed_warning
 from ..records import (
     COMPILED,
     NO_LINK,
@@ -62,13 +63,23 @@ from ..records import (
     MemoryRecord,
     OpRecord,
     RangeRecord,
+    Records,
     TensorMeta,
     Unknown,
 )
-from .kineto_checks import event_label, event_problem, first_event_problem, header_problem
+from .kineto_checks import (
+    COLLECTIVE_ARGS,
+    device_field_problem,
+    event_field_problem,
+    event_label,
+    event_problem,
+    first_event_problem,
+    header_problem,
+)
 from .kineto_compiled import tie_compiled_kernels
 from .kineto_graphs import tie_graph_replays
 from .launches import LaunchingPids
+from .spool import regular_file, shown_name
 from .trace_json import Progress, read_trace_events
 
 #: How many user frames an op's call site keeps, innermost first.
@@ -168,26 +179,9 @@ class _ArgParser:
         return tuple(out)
 
 
-#: ``record_param_comms`` args -> ``OpRecord.kwargs`` names.
-_COLLECTIVE_ARGS = {
-    "Collective name": "collective",
-    "dtype": "dtype",
-    "In msg nelems": "in_msg_nelems",
-    "Out msg nelems": "out_msg_nelems",
-    "In split size": "in_split_size",
-    "Out split size": "out_split_size",
-    "Group size": "group_size",
-    "Process Group Name": "pg_name",
-    "Process Group Description": "pg_desc",
-    "Process Group Ranks": "group_ranks",
-    "Global rank start": "global_rank_start",
-    "Global rank stride": "global_rank_stride",
-}
-
-
 def _collective_kwargs(args: dict) -> tuple:
     out = []
-    for key, name in _COLLECTIVE_ARGS.items():
+    for key, name in COLLECTIVE_ARGS.items():
         if key in args:
             value = args[key]
             if name == "dtype":
@@ -363,6 +357,7 @@ class _Builder:
         self.launching_pids = LaunchingPids(())
         self.allocs: list = []
         self.memory_peak: dict = {}
+        self.left_out: dict = {}  # record list -> events left out because they end before they start
         self.counts = defaultdict(int)  # categories kept only as counts
         self.handlers = {
             "cpu_op": self.cpu_op,
@@ -530,7 +525,17 @@ class _Builder:
 
     # -- after the last event ------------------------------------------------------------------
 
+    def check(self, devices: list) -> None:
+        """Refuse (:class:`_BadRecord`) a value the file gave that a later stage cannot use; leave out,
+        counted, the events that end before they start."""
+        problem = first_problem(self, _FIELDS_FROM_FILE) or first_problem(Records(devices=devices), {"devices": None})
+        if problem is not None:
+            raise _BadRecord(problem)
+        self.left_out = drop_reversed(self)
+
     def finish(self, path, header: dict) -> Profile:
+        devices = devices_from_properties(header.get("deviceProperties") or ())
+        self.check(devices)
         self._fold_node_applies()
         self.python.annotate(self.ops)
         self._give_device_work_host_pids()
@@ -539,14 +544,17 @@ class _Builder:
             records.sort(key=lambda r: r.start)
         self.allocs.sort(key=lambda a: a.time)
         if not (self.ops or self.kernels or self.apis or self.memops or self.ranges):
-            raise ProfileFormatError(path, "trace has no PyTorch profiler events (cpu_op, kernel, cuda_runtime...)")
+            problem = "trace has no PyTorch profiler events (cpu_op, kernel, cuda_runtime...)"
+            if self.left_out:
+                problem += f" left once the {sum(self.left_out.values())} that end before they start are left out"
+            raise ProfileFormatError(path, problem)
         return Profile(
             ops=self.ops,
             apis=self.apis,
             kernels=self.kernels,
             memops=self.memops,
             ranges=self.ranges,
-            devices=devices_from_properties(header.get("deviceProperties") or ()),
+            devices=devices,
             meta=self._meta(path, header),
             allocs=self.allocs,
         )
@@ -611,6 +619,8 @@ class _Builder:
                 "correlation: linked to ops by time containment on the launching thread"
             )
         warnings += self.launching_pids.warnings()
+        if self.left_out:
+            warnings.append(reversed_warning(self.left_out))
         if self.counts.get("cuda_profiler_range"):
             warnings.append(
                 "cuda_profiler_range events (CUPTI range profiler replays) are counted, not kept as kernels"
@@ -649,12 +659,44 @@ def devices_from_properties(properties) -> list:
 #: What a wrong type or a missing key in a trace raises while records are built from it.
 _MALFORMED = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
 
+#: The record fields whose values come from the trace, by record list (the rest are set here).
+_FIELDS_FROM_FILE = {
+    "ops": ("name", "start", "end", "tid", "pid", "seq", "altseq", "external_id", "inputs", "kwargs"),
+    "apis": ("name", "start", "end", "correlation", "tid", "pid", "external_id"),
+    "kernels": (
+        "name",
+        "start",
+        "end",
+        "device",
+        "stream",
+        "correlation",
+        "context",
+        "grid",
+        "block",
+        "registers",
+        "shared_static",
+        "graph_id",
+        "graph_node_id",
+    ),
+    "memops": ("start", "end", "bytes", "device", "stream", "correlation"),
+    "ranges": ("name", "start", "end", "tid", "pid"),
+}
+
+
+class _BadRecord(Exception):
+    """A record made of the trace breaks a rule of :mod:`pyprof_live.record_checks`."""
+
+    def __init__(self, problem):
+        super().__init__(str(problem))
+        self.problem = problem
+
 
 def load_kineto(path, progress: Progress | None = None, capture=None, provenance=None) -> Profile:
     """Read a PyTorch profiler trace (``.json`` or ``.json.gz``) into an uncorrelated Profile.
 
     ``progress(fraction, stage)`` is called once per chunk read (as for :func:`load_nsys`). Raises
     :class:`ProfileFormatError` naming the file for anything that is not a readable Kineto trace.
+    A pipe or FIFO is read once, into a temporary file.
 
     Kernels replayed from CUDA/HIP graphs are tied to the ops that issued them while the graph was
     captured (see :mod:`.kineto_graphs`): captured in the same trace, or in the trace ``capture``
@@ -664,11 +706,14 @@ def load_kineto(path, progress: Progress | None = None, capture=None, provenance
     fused where a TORCH_TRACE log of the same run is given (``provenance``: a path or a list of paths)
     or lies next to the trace (see :mod:`.kineto_compiled`).
     """
-    profile, builder = _load(path, progress)
+    with regular_file(path) as local:
+        profile, builder = _load(local, progress)
+    profile.meta["path"] = shown_name(path)
     if capture is None:
         tie_graph_replays(profile, builder.launch_names)
     else:
-        captured, capture_builder = _load(capture, None)
+        with regular_file(capture) as local:
+            captured, capture_builder = _load(local, None)
         tie_compiled_kernels(captured, provenance, capture)  # its graph calls are not copied over
         tie_graph_replays(profile, builder.launch_names, captured, capture_builder.launch_names, capture)
     tie_compiled_kernels(profile, provenance, path)
@@ -693,6 +738,8 @@ def _load(path, progress: Progress | None) -> tuple[Profile, _Builder]:
             raise ProfileFormatError(path, problem) from None
         try:
             return builder.finish(path, header), builder
+        except _BadRecord as bad:
+            raise ProfileFormatError(path, _where_in_trace(path, header, bad.problem)) from None
         except _MALFORMED:  # a header entry, or ids that are used only once every event is in
             problem = (
                 header_problem(header)
@@ -700,3 +747,24 @@ def _load(path, progress: Progress | None) -> tuple[Profile, _Builder]:
                 or "a value of an unexpected type in the trace"
             )
             raise ProfileFormatError(path, problem) from None
+
+
+def _where_in_trace(path, header: dict, problem) -> str:
+    """The event (or header entry) and field of the trace that gave a record ``problem``: the trace is
+    read again and each event's records are built alone until one shows it."""
+    if problem.records == "devices":
+        return device_field_problem(header.get("deviceProperties"), problem) or str(problem)
+    scratch = _Builder()
+    lists = (scratch.ops, scratch.apis, scratch.kernels, scratch.memops, scratch.ranges)
+    fields = {problem.records: (problem.field,)}
+    for index, event in enumerate(read_trace_events(path)):
+        handler = scratch.handlers.get(event.get("cat"))
+        if handler is None:
+            continue
+        for records in lists:
+            records.clear()
+        handler(event)
+        found = first_problem(scratch, fields)
+        if found is not None:  # a field check of kineto_checks, when one fails, says it in the trace's terms
+            return event_problem(event, index) or event_field_problem(event, index, found)
+    return str(problem)

@@ -34,9 +34,19 @@ from ..errors import ProfileFormatError
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
-from ._sqlite import Schema, Strings, decode, memory_record, read_export, require_activity, sort_by_start
+from ._sqlite import (
+    FIELDS_FROM_EXPORT,
+    Schema,
+    Strings,
+    decode,
+    memory_record,
+    read_export,
+    require_activity,
+    sort_by_start,
+)
 from .launches import unlaunched_warning
 from .nvtx_markers import MARK, PUSH_POP, START_END, ranges_from_query
+from .spool import read_once
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -72,24 +82,55 @@ def load_nsys(path, progress=None) -> Profile:
     ``progress``, when given, is called as ``progress(fraction, stage)`` between the stages of
     the import (``fraction`` from 0 to 1). Raises ProfileFormatError, naming the file, for a
     file that is missing, empty, not SQLite, truncated, corrupt, not a profiler export, or an
-    export that holds no GPU or NVTX activity.
+    export that holds no GPU or NVTX activity. A pipe or FIFO is read once, into a temporary file.
     """
-    return read_export(path, lambda db, schema: _read(db, schema, path, progress or _silent), _integer_columns)
+    return read_once(_load_file, path, progress=progress)
+
+
+def _load_file(path, progress=None) -> Profile:
+    return read_export(
+        path, lambda db, schema: _read(db, schema, path, progress or _silent), _integer_columns, FIELDS_FROM_EXPORT
+    )
+
+
+#: Kernel columns read as integers, NULL read as 0 ("not recorded"); the launch dimensions are packed
+#: into one integer by the query, so a value of another type must fail there (see ``_dimension``).
+_KERNEL_OPTIONAL = (
+    "deviceId",
+    "streamId",
+    "globalPid",
+    "contextId",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+    "graphId",
+    "graphNodeId",
+)
+_MEMORY_OPTIONAL = ("bytes", "copyKind", "deviceId", "streamId", "globalPid")
 
 
 def _integer_columns(schema: Schema) -> list:
-    """What the readers compute with (sorts, compares, bit shifts), for read_export's errors: (table,
-    the rows read, ((column, NULL allowed), ...))."""
+    """What the readers read as integers, for read_export's errors: (table, the rows read, ((column,
+    NULL allowed), ...))."""
     if nvprof.is_nvprof(schema):
         return nvprof.integer_columns(schema)
-    work = (("start", False), ("end", False), ("globalPid", True))
+    work = (("start", False), ("end", False), ("correlationId", False))
+    gpu = ("id", "computeMajor", "computeMinor", "smCount", "totalMemory", "cuDevice")
     return [
-        (KERNEL, "1", work),
-        (MEMCPY, "1", work),
-        (MEMSET, "1", work),
-        (RUNTIME, _api_rows(schema) or "0", (("start", False), ("end", False), ("globalTid", False))),
+        (KERNEL, "1", work + tuple((column, True) for column in _KERNEL_OPTIONAL)),
+        (MEMCPY, "1", work + tuple((column, True) for column in _MEMORY_OPTIONAL)),
+        (MEMSET, "1", work + tuple((column, True) for column in _MEMORY_OPTIONAL)),
+        (RUNTIME, _api_rows(schema) or "0", work + (("globalTid", False),)),
         (NVTX, f"eventType IN {_NVTX_RANGE_TYPES}", (("start", False), ("end", True), ("globalTid", True))),
-        ("TARGET_INFO_GPU", "1", (("id", False),)),
+        ("TARGET_INFO_GPU", "1", tuple((column, column != "id") for column in gpu)),
+        ("TARGET_INFO_CUDA_GPU", "1", tuple((column, True) for column in _LEGACY_GPU_COLUMNS)),
+        ("TARGET_INFO_CUDA_DEVICE", "1", (("gpuId", True), ("cudaId", True), ("pid", True))),
     ]
 
 
@@ -138,11 +179,12 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     def col(name: str) -> str:
         return f"COALESCE({schema.column(KERNEL, name, '0')}, 0)"
 
+    dim = partial(_dimension, schema)
     name_id = "demangledName" if schema.has(KERNEL, "demangledName") else col("shortName")
     rows = db.execute(
         f"SELECT start, end, {col('deviceId')}, {col('streamId')}, correlationId, {col('globalPid')}, "
-        f"{col('contextId')}, {name_id}, ({col('gridX')} << 32) | ({col('gridY')} << 16) | {col('gridZ')}, "
-        f"({col('blockX')} << 32) | ({col('blockY')} << 16) | {col('blockZ')}, "
+        f"{col('contextId')}, {name_id}, ({dim('gridX')} << 32) | ({dim('gridY')} << 16) | {dim('gridZ')}, "
+        f"({dim('blockX')} << 32) | ({dim('blockY')} << 16) | {dim('blockZ')}, "
         f"{col('registersPerThread')}, {col('staticSharedMemory')}, "
         f"{col('dynamicSharedMemory')}, {col('graphId')}, {col('graphNodeId')} "
         f"FROM {KERNEL}"
@@ -190,15 +232,22 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
     return kernels
 
 
+def _dimension(schema: Schema, name: str) -> str:
+    """SQL of a launch dimension: NULL or absent reads 0; any other non-integer makes the packed value
+    NULL (SQLite would read text as 0), so the reader fails and read_export names the row."""
+    column = schema.column(KERNEL, name, "0")
+    return f"(CASE WHEN typeof({column}) IN ('integer', 'null') THEN COALESCE({column}, 0) END)"
+
+
 def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
     memops: list[MemoryRecord] = []
     for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
         if not schema.has(table):
             continue
-        col = partial(schema.column, table, default="0")
+        col = lambda name, table=table: f"COALESCE({schema.column(table, name, '0')}, 0)"  # noqa: E731
         rows = db.execute(
-            f"SELECT start, end, bytes, {col('copyKind')}, {col('deviceId')}, {col('streamId')}, correlationId, "
-            f"COALESCE({col('globalPid')}, 0) FROM {table}"
+            f"SELECT start, end, {col('bytes')}, {col('copyKind')}, {col('deviceId')}, {col('streamId')}, "
+            f"correlationId, {col('globalPid')} FROM {table}"
         )
         memops.extend(
             memory_record(kind, start, end, size, copy, device, stream, correlation, ids[global_pid][0])
@@ -256,7 +305,7 @@ def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list,
     domains = {None: "", 0: ""}
     if schema.has(NVTX, "domainId"):
         rows = db.execute(f"SELECT domainId, text FROM {NVTX} WHERE eventType = {_NVTX_DOMAIN_CREATE}")
-        domains.update((domain, decode(name)) for domain, name in rows)
+        domains.update((domain, str(decode(name) or "")) for domain, name in rows)
     # A range never closed lasts to the end of the capture: past every NVTX event and API call.
     capture_end = max(db.execute(f"SELECT max(COALESCE(end, start)) FROM {NVTX}").fetchone()[0] or 0, last_api_end)
     text = "COALESCE(n.text, s.value)" if schema.has(NVTX, "textId") and schema.has("StringIds") else "n.text"
@@ -299,23 +348,26 @@ def _devices(db, schema: Schema, used: set) -> list:
                 extra[key] = value
         if gpu_id in cuda_ids:
             extra["cuda_id_by_pid"] = cuda_ids[gpu_id]
-        devices[gpu_id] = DeviceInfo(
-            gpu_id, name or "", (major, minor) if major is not None else (), sms or 0, memory or 0, extra
-        )
+        capability = (major, minor) if major is not None and minor is not None else ()
+        devices[gpu_id] = DeviceInfo(gpu_id, str(name or ""), capability, sms or 0, memory or 0, extra)
     return sorted(devices.values(), key=attrgetter("id"))
+
+
+_LEGACY_GPU_COLUMNS = (
+    "deviceId",
+    "computeCapabilityMajor",
+    "computeCapabilityMinor",
+    "numMultiprocessors",
+    "globalMemorySize",
+)
 
 
 def _legacy_cuda_gpus(db, schema: Schema) -> dict:
     """Old exports keep compute capability, SMs and memory in TARGET_INFO_CUDA_GPU."""
     table = "TARGET_INFO_CUDA_GPU"
-    if not schema.has(
-        table, "deviceId", "computeCapabilityMajor", "computeCapabilityMinor", "numMultiprocessors", "globalMemorySize"
-    ):
+    if not schema.has(table, *_LEGACY_GPU_COLUMNS):
         return {}
-    rows = db.execute(
-        f"SELECT deviceId, computeCapabilityMajor, computeCapabilityMinor, numMultiprocessors, globalMemorySize "
-        f"FROM {table}"
-    )
+    rows = db.execute(f"SELECT {', '.join(_LEGACY_GPU_COLUMNS)} FROM {table}")
     return {row[0]: row[1:] for row in rows}
 
 

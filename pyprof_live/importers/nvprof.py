@@ -38,15 +38,38 @@ _MARKER = "CUPTI_ACTIVITY_KIND_MARKER"
 _MARKER_INSTANT, _MARKER_START, _MARKER_END = 1, 2, 4
 
 
+_KERNEL_INTEGERS = (
+    "start",
+    "end",
+    "deviceId",
+    "streamId",
+    "correlationId",
+    "contextId",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+)
+_API_INTEGERS = ("start", "end", "correlationId", "processId", "threadId")
+_MEMORY_INTEGERS = ("start", "end", "bytes", "deviceId", "streamId", "correlationId")
+_DEVICE_INTEGERS = ("id", "computeCapabilityMajor", "computeCapabilityMinor", "numMultiprocessors", "globalMemorySize")
+
+
 def integer_columns(schema: Schema) -> list:
-    """What this reader computes with (sorts, compares), for read_export's errors: (table, the rows
-    read, ((column, NULL allowed), ...))."""
-    times = (("start", False), ("end", False))
+    """What this reader reads as integers, for read_export's errors: (table, the rows read, ((column,
+    NULL allowed), ...))."""
+    required = lambda columns: tuple((column, False) for column in columns)  # noqa: E731
     return [
-        *((table, "1", times) for table in _KERNEL_TABLES),
-        *((table, _api_rows(schema) or "0", times) for table, _ in _API_TABLES),
-        *((table, "1", times) for table, _ in _MEMORY_TABLES),
+        *((table, "1", required(_KERNEL_INTEGERS)) for table in _KERNEL_TABLES),
+        *((table, _api_rows(schema) or "0", required(_API_INTEGERS)) for table, _ in _API_TABLES),
+        *((table, "1", required(_MEMORY_INTEGERS) + (("copyKind", True),)) for table, _ in _MEMORY_TABLES),
         (_MARKER, f"flags IN ({_MARKER_INSTANT}, {_MARKER_START}, {_MARKER_END})", (("timestamp", False),)),
+        ("CUPTI_ACTIVITY_KIND_DEVICE", "1", (("id", False),) + tuple((c, True) for c in _DEVICE_INTEGERS[1:])),
     ]
 
 
@@ -64,13 +87,19 @@ def read_nvprof(db, schema: Schema, path, progress) -> Profile:
     progress(0.5, "memory copies")
     memops = _memops(db, schema, launching_pids.pid)
     progress(0.6, "NVTX ranges")
-    ops, ranges = _markers(db, schema, strings)
+    ops, ranges, markers_left_out = _markers(db, schema, strings)
     progress(0.95, "devices")
     require_activity(path, kernels, memops, apis, ops, ranges)
     version = db.execute("SELECT version FROM Version").fetchone() if schema.has("Version") else None
     meta = {"source": "nvprof", "path": str(path), "export": {"nvprof_version": version[0]} if version else {}}
-    if launching_pids.warnings():
-        meta["warnings"] = launching_pids.warnings()
+    warnings = launching_pids.warnings()
+    if markers_left_out:
+        warnings.append(
+            f"{markers_left_out} NVTX ranges share their marker id with another range (their start and end rows "
+            "cannot be paired): left out"
+        )
+    if warnings:
+        meta["warnings"] = warnings
     used = {k.device for k in kernels} | {m.device for m in memops}
     devices = _devices(db, schema, strings, used)
     progress(1.0, "done")
@@ -181,23 +210,33 @@ class _ObjectThreads(dict):
         return ids
 
 
-def _markers(db, schema: Schema, strings: Strings) -> tuple[list, list]:
+def _markers(db, schema: Schema, strings: Strings) -> tuple[list, list, int]:
+    """(ops, ranges, markers left out): a range's start and end rows are paired by ``id``; an id that
+    two start rows or two end rows carry (a damaged export) cannot be paired, so its ranges are left
+    out and counted (joining them anyway would pair every start with every end)."""
     if not schema.has(_MARKER, "flags", "timestamp", "id", "objectId", "name"):
-        return [], []
+        return [], [], 0
     capture_end = db.execute(f"SELECT max(timestamp) FROM {_MARKER}").fetchone()[0] or 0
+    shared_ids = f"SELECT id FROM {_MARKER} WHERE flags IN ({_MARKER_START}, {_MARKER_END}) GROUP BY id, flags HAVING count(*) > 1"
+    left_out = db.execute(
+        f"SELECT count(*) FROM {_MARKER} WHERE flags = {_MARKER_START} AND id IN ({shared_ids})"
+    ).fetchone()[0]
     domain = "s.domain" if schema.has(_MARKER, "domain") else "0"
     query = (
         f"SELECT s.timestamp, "
         f"CASE WHEN s.flags = {_MARKER_INSTANT} THEN s.timestamp ELSE COALESCE(e.timestamp, ?) END AS stop, "
         f"s.objectId, t.value, {domain}, CASE WHEN s.flags = {_MARKER_INSTANT} THEN {MARK} ELSE {PUSH_POP} END "
         f"FROM {_MARKER} AS s "
-        f"LEFT JOIN {_MARKER} AS e ON e.id = s.id AND e.flags = {_MARKER_END} "
+        f"LEFT JOIN {_MARKER} AS e ON e.id = s.id AND e.flags = {_MARKER_END} AND s.flags = {_MARKER_START} "
         f"LEFT JOIN StringTable AS t ON t._id_ = s.name "
-        f"WHERE s.flags IN ({_MARKER_START}, {_MARKER_INSTANT})"
+        f"WHERE s.flags = {_MARKER_INSTANT} OR (s.flags = {_MARKER_START} AND s.id NOT IN ({shared_ids}))"
     )
     # A marker's domain is a StringTable id; 0 is the default domain.
     domains = {d: strings[d] if d else "" for (d,) in db.execute(f"SELECT DISTINCT {domain} FROM {_MARKER} AS s")}
-    return ranges_from_query(db, query, "s.timestamp, stop DESC, s.objectId", (capture_end,), _ObjectThreads(), domains)
+    ops, ranges = ranges_from_query(
+        db, query, "s.timestamp, stop DESC, s.objectId", (capture_end,), _ObjectThreads(), domains
+    )
+    return ops, ranges, left_out
 
 
 def _devices(db, schema: Schema, strings: Strings, used: set) -> list:
@@ -209,7 +248,14 @@ def _devices(db, schema: Schema, strings: Strings, used: set) -> list:
         f"FROM {table} ORDER BY id"
     )
     return [
-        DeviceInfo(device, strings[name], (major, minor), sms, memory, {"used": device in used})
+        DeviceInfo(
+            device,
+            strings[name],
+            (major, minor) if major is not None and minor is not None else (),
+            sms or 0,
+            memory or 0,
+            {"used": device in used},
+        )
         for device, name, major, minor, sms, memory in rows
     ]
 

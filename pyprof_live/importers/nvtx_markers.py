@@ -35,11 +35,13 @@ What no record field holds is skipped, not parsed: ``input_op_ids`` (graph edges
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
 from typing import NamedTuple
 
+from ..record_checks import INT64_MAX, MAX_DIMS, arg_problem
 from ..records import NO_LINK, OpRecord, RangeRecord, TensorMeta, Unknown
 from ._sqlite import decode
 
@@ -100,6 +102,8 @@ def _emit_nvtx(text: str) -> Marker | None:
     seq_nr = int(seq) if seq is not None else NO_LINK
     inputs = tuple(_shape_arg(dims) for dims in _SHAPE.findall(sizes)) if sizes else ()
     op_id_nr = int(op_id) if op_id is not None else NO_LINK
+    if seq_nr > INT64_MAX or op_id_nr > INT64_MAX:  # no counter gets there: not PyTorch's text
+        return None
     if match.group("stashed") or _NODE.match(name):
         altseq = NO_LINK if name in _NODES_WITHOUT_FORWARD else seq_nr
         return Marker("node", sys.intern(name), altseq=altseq, op_id=op_id_nr, inputs=inputs)
@@ -112,7 +116,8 @@ def _shape_arg(dims: str):
     """One entry of ``sizes``: a tensor's shape; ``[]`` is a non-tensor, a 0-dim or an undefined tensor."""
     if not dims.strip(", "):
         return Unknown("no shape recorded")
-    return TensorMeta(tuple(int(d) for d in dims.replace(",", " ").split()))
+    shape = tuple(int(d) for d in dims.replace(",", " ").split())
+    return TensorMeta(shape) if len(shape) <= MAX_DIMS and max(shape) <= INT64_MAX else Unknown("shape out of range")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,11 +217,14 @@ def _read_literal(text: str):
 
 
 def _frozen(value):
-    """Lists become tuples, so an argument value is hashable and cannot be altered."""
+    """Lists become tuples, so an argument value is hashable and cannot be altered; what no record
+    may hold (a dict, a number beyond 64 bits) becomes Unknown."""
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):
         return Unknown("dict")
+    if value.__class__ is int and arg_problem(value) is not None:
+        return Unknown("number out of range")
     return value
 
 
@@ -238,7 +246,7 @@ def _argument(entry):
     name = entry.get("name")
     name = name if isinstance(name, str) else ""
     shape = entry.get("shape")
-    if isinstance(shape, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+    if isinstance(shape, (list, tuple)) and all(d.__class__ is int and 0 <= d <= INT64_MAX for d in shape):
         dtype = entry.get("dtype")
         return name, TensorMeta(tuple(shape), dtype if isinstance(dtype, str) else None)
     if "value" in entry:
@@ -334,7 +342,7 @@ def records_from_ranges(rows, threads: dict, domains: dict) -> tuple[list, list]
     ops, ranges = [], []
     readings: dict = {}  # text -> (OpRecord fields or None, context Marker or None, text as str)
     open_contexts: dict = {}  # thread key -> stack of _Context of enclosing layer/trace/module ranges
-    last_start, last_end = -(1 << 63), 0
+    last_start, last_end = -math.inf, math.inf  # the first row is in order whatever its times
     for start, end, thread, text, domain, how in rows:
         if start < last_start or (start == last_start and end > last_end):
             raise RangesOutOfOrder

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable, Generator, Iterator
 
 from ..errors import ProfileFormatError
+from ..store.inflate import inflation_limit, too_inflated
 from . import GZIP_MAGIC, unreadable
 
 #: Characters decoded per read; an event larger than this makes the window grow (doubling).
@@ -32,11 +33,13 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 class _JsonWindow:
     """A sliding window over a text stream that decodes one JSON value at a time."""
 
-    def __init__(self, text, raw, size: int, progress: Progress | None):
+    def __init__(self, text, raw, size: int, progress: Progress | None, limit: int | None = None):
         self._text = text
         self._raw = raw
         self._size = size
         self._progress = progress
+        self._limit = limit  # most characters to decode (gzip: the inflation limit), None: no limit
+        self._decoded = 0
         # strict=False: raw control characters in strings load. torch 2.6's Python tracer (with_stack) can
         # write a function name from freed memory ("custom_graph_pass.py(0): \x10\x1a\xcdAE\x7f").
         decoder = json.JSONDecoder(strict=False)
@@ -50,6 +53,9 @@ class _JsonWindow:
         """Append the next chunk, at least as large as what is already buffered (so retries of a
         huge value cost O(n log n), not O(n^2))."""
         chunk = self._text.read(max(CHUNK_CHARS, len(self.buf) - self.pos))
+        self._decoded += len(chunk)
+        if self._limit is not None and self._decoded > self._limit:
+            raise too_inflated(self._size)
         self.buf = self.buf[self.pos :] + chunk
         self.pos = 0
         if not chunk:
@@ -120,7 +126,7 @@ def read_trace_events(
             raw.seek(0)
             binary = gzip.GzipFile(fileobj=raw) if compressed else raw
             text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace")
-            window = _JsonWindow(text, raw, size, progress)
+            window = _JsonWindow(text, raw, size, progress, inflation_limit(size) if compressed else None)
             yield from _trace_events(window, header)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ProfileFormatError(path, f"truncated or corrupt gzip data ({exc})") from None
@@ -136,6 +142,7 @@ def _trace_events(window: _JsonWindow, header: dict) -> Iterator[dict]:
     first = window.peek()
     if first == "[":
         yield from _array(window)
+        _end_of_file(window)
         return
     if first != "{":
         raise ValueError("a trace is a JSON object with a traceEvents array")
@@ -158,6 +165,14 @@ def _trace_events(window: _JsonWindow, header: dict) -> Iterator[dict]:
                 break
     if not found:
         raise ValueError("no traceEvents array")
+    _end_of_file(window)
+
+
+def _end_of_file(window: _JsonWindow) -> None:
+    """Nothing but blanks may follow the trace: a second trace (two files, or two gzip members,
+    concatenated) would otherwise be ignored without a word."""
+    if window.peek():
+        raise ValueError("data after the end of the trace (two traces concatenated?)")
 
 
 _SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _html_escape
 
+from ..safe_text import printable
 from .text import cell
+
+
+def escape(text: str) -> str:
+    """Text from the profile in HTML: control characters and lone surrogates escaped, then markup."""
+    return _html_escape(printable(text))
 
 
 def view_html(view, limit: int = 500) -> str:

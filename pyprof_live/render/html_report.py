@@ -1,14 +1,14 @@
 """The HTML report of a run (``Run.save_html``, ``pyprof-live RUNDIR --html``): one file, inline CSS,
 SVG and script, no network; its cross-rank views as stacked bars and sortable tables. Every piece of
-text from the profiles is HTML-escaped. (One profile's page is the dashboard's: ``html_app.py``.)
+text from the profiles is escaped (render.html.escape: control characters too). (One profile's page
+is the dashboard's: ``html_app.py``.)
 """
 
 from __future__ import annotations
 
-from html import escape
-
 from .._version import __version__
 from ..store.files import write_text_atomically
+from .html import escape
 from .units import column_unit, duration, human
 
 TOP = 15  # bars per chart

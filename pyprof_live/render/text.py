@@ -13,6 +13,7 @@ import io
 
 from ..errors import ColumnError
 from ..gcpause import paused_gc
+from ..safe_text import printable, printable_rows
 from .units import column_unit, human_cell
 
 #: Formats made here; any of tabulate's ``tabulate_formats`` is accepted too.
@@ -34,13 +35,13 @@ def render_view(view, fmt: str = "columns", width: int | None = None, limit: int
     if limit is not None and limit < 0:
         raise ColumnError(f"limit must be 0 or more, not {limit}")
     columns = view.columns
-    rows = view.rows if limit is None else view.rows[:limit]
+    rows = printable_rows(view.rows if limit is None else view.rows[:limit], columns)
     heads = [view.column(c).header for c in columns]
     if fmt == "csv":
         return render_csv(rows, columns, heads)
     if fmt == "space":
         return "\n".join(" ".join(cell(r.get(c)).replace(" ", "_") or "-" for c in columns) for r in rows)
-    notes = list(view.notes)
+    notes = [printable(note) for note in view.notes]
     if limit is not None and len(view.rows) > limit:
         notes.insert(0, f"showing {limit} of {len(view.rows)} rows")
     # Formats for people show numbers in their units (the header's "(ns)" goes: the cell says it).

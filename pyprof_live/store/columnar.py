@@ -119,10 +119,21 @@ def profile_table(profile) -> pa.Table:
             elif name in _JSON_FIELDS:
                 arrays.append(pa.array(list(map(codec.encode, map(attrgetter(name), records))), kind))
             else:
-                arrays.append(pa.array(list(map(attrgetter(name), records)), kind))
+                arrays.append(_array(list(map(attrgetter(name), records)), kind))
         parts.append(pa.Table.from_arrays(arrays, schema=SCHEMA))
     table = pa.concat_tables(parts) if parts else SCHEMA.empty_table()
     return table.replace_schema_metadata({METADATA_KEY: json.dumps(_file_metadata(profile)).encode()})
+
+
+def _array(values: list, kind: pa.DataType) -> pa.Array:
+    """An Arrow column; text that is not valid Unicode (a trace's lone surrogate "\\ud800", a file name
+    decoded with surrogateescape) cannot be UTF-8 and is stored with "?" in its place."""
+    try:
+        return pa.array(values, kind)
+    except (UnicodeEncodeError, pa.ArrowInvalid):
+        if not pa.types.is_string(kind):
+            raise
+        return pa.array([v.encode("utf-8", "replace").decode() if isinstance(v, str) else v for v in values], kind)
 
 
 def _file_metadata(profile) -> dict:

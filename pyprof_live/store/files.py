@@ -35,8 +35,8 @@ def write_atomically(path, write) -> None:
     A symlink is followed: its target is replaced and the link stays. A path that cannot be replaced
     is written into, as a shell's ``>`` does: an existing FIFO or device, or an open descriptor
     (/dev/stdout). On any error no temporary file is left, an existing file is left as it was, and
-    an OSError names ``path`` (the user's, not the temporary file's). The file gets the permissions
-    a plain ``open()`` would give a new one (mkstemp's are owner-only).
+    an OSError names ``path`` (the user's, not the temporary file's). A replaced file keeps its
+    permission bits; a new one gets those a plain ``open()`` would give it (mkstemp's are owner-only).
     """
     try:
         target = file_to_replace(path)
@@ -75,7 +75,7 @@ def _replace(path: str, write) -> None:
     try:
         with os.fdopen(fd, "wb") as raw:
             write(raw)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -90,6 +90,15 @@ def _encode(binary, write, compress: bool) -> None:
         _write_text(binary, write)
 
 
+def _mode_for(path: str) -> int:
+    """The permission bits of the file being replaced (a 0600 file stays 0600), else those a plain
+    ``open()`` gives a new file."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -97,7 +106,8 @@ def _umask() -> int:
 
 
 def _write_text(binary, write) -> None:
-    out = io.TextIOWrapper(binary, encoding="utf-8", newline="\n")
+    # A lone surrogate (from a trace's "\ud800") cannot be UTF-8: written as an escape, not an error.
+    out = io.TextIOWrapper(binary, encoding="utf-8", errors="backslashreplace", newline="\n")
     write(out)
     out.flush()
     out.detach()  # leave closing the binary stream to its own `with`

@@ -17,15 +17,16 @@ per column in C (``zip``, ``map(type, ...)``), not per value in Python, so loadi
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import re
 import zlib
 
 from ..errors import ProfileFormatError, ProfileVersionError
 from ..gcpause import paused_gc
-from ..records import RECORD_TYPES, TensorMeta, Unknown
+from ..record_checks import drop_reversed, first_problem, reversed_warning
+from ..records import RECORD_TYPES, Records, TensorMeta, Unknown
 from .files import write_text_atomically
+from .inflate import InflationError, read_gzip
 
 FORMAT_NAME = "pyprof_live.profile"
 FORMAT_VERSION = 1
@@ -113,10 +114,13 @@ def is_saved_profile(head: bytes) -> bool:
 def read_saved(path) -> tuple[dict, dict]:
     """Read a file written by :func:`save`: (record lists by name, meta); ``importers.saved`` makes the Profile."""
     try:
-        with gzip.open(path, "rb") as f:
-            document = json.loads(f.read())
+        document = json.loads(read_gzip(path))
+    except InflationError as e:
+        raise ProfileFormatError(path, f"not a readable saved profile: it {e}") from None
     except (OSError, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ProfileFormatError(path, f"not a readable saved profile ({e})") from None
+    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits, arrays nested too deep
+        raise ProfileFormatError(path, f"not a readable saved profile ({type(e).__name__}: {e})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise ProfileFormatError(path, "not a pyprof_live saved profile")
     version = document.get("version")
@@ -135,42 +139,72 @@ def read_saved(path) -> tuple[dict, dict]:
                 name: [] if name in _ADDED_LATER and name not in tables else _read_table(name, cls, tables[name])
                 for name, cls in RECORD_TYPES.items()
             }
-        meta = decode_value(document.get("meta") or {"D": {}})
+            problem = first_problem(Records(**lists))
+        if problem is not None:
+            raise Damage(str(problem))
+        meta = checked_meta(decode_value(document.get("meta") or {"D": {}}))
         meta["saved_source"] = meta.get("source")
         meta["path"] = str(path)
-    except _Damage as e:
+        left_out = drop_reversed(Records(**lists))
+        if left_out:
+            meta.setdefault("warnings", []).append(reversed_warning(left_out, "records"))
+    except Damage as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({e})") from None
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
         raise ProfileFormatError(path, f"saved profile is damaged ({type(e).__name__}: {e})") from None
     return lists, meta
 
 
-class _Damage(Exception):
-    """What does not fit in one table of a saved profile; read_saved names the file."""
+class Damage(ValueError):
+    """What does not fit in a saved profile (a table, a field, the meta); the reader names the file."""
+
+
+#: The meta entries the views read, and what each must hold.
+_TEXT_LISTS = ("warnings", "gpu_notes")
+
+
+def checked_meta(meta) -> dict:
+    """The saved meta (also of a columnar profile), checked where the views read it: lists of lines as
+    lists (a loaded profile may get more warnings), text where text is shown; Damage otherwise."""
+    if not isinstance(meta, dict):
+        raise Damage(f"meta is {type(meta).__name__}, not an object")
+    for key in _TEXT_LISTS:
+        if key not in meta:
+            continue
+        lines = meta[key]
+        if not isinstance(lines, tuple) or not all(isinstance(line, str) for line in lines):
+            raise Damage(f"meta.{key} must be a list of text lines")
+        meta[key] = list(lines)
+    for key in ("source", "saved_source"):
+        if not isinstance(meta.get(key, ""), (str, type(None))):
+            raise Damage(f"meta.{key} must be text")
+    if not isinstance(meta.get("peak", {}), dict):
+        raise Damage("meta.peak must be an object of peak figures")
+    return meta
 
 
 def _read_table(name: str, cls, table) -> list:
     """The records of one saved table, after checking it against ``cls`` table by table, column by column."""
     fields, rows = (table.get("fields"), table.get("rows")) if isinstance(table, dict) else (None, None)
     if not isinstance(fields, list) or not isinstance(rows, list):
-        raise _Damage(f"{name}: not a table of fields and rows")
+        raise Damage(f"{name}: not a table of fields and rows")
     stored = _STORED[name]
     _check_names(name, fields, stored)
     row_types = set(map(type, rows))
     if row_types - {list}:
-        raise _Damage(f"{name}: a row is not a list ({_type_names(row_types - {list})})")
+        raise Damage(f"{name}: a row is not a list ({_type_names(row_types - {list})})")
     try:
         columns = list(zip(*rows, strict=True))
     except ValueError:
-        raise _Damage(f"{name}: rows of different lengths") from None
+        raise Damage(f"{name}: rows of different lengths") from None
     if rows and len(columns) != len(fields):
-        raise _Damage(f"{name}: {len(fields)} fields named but rows hold {len(columns)} values")
+        raise Damage(f"{name}: {len(fields)} fields named but rows hold {len(columns)} values")
     decoded = []
     for field, column in zip(fields, columns):
         expected = stored[field]
         wrong = set(map(type, column)) - {expected}
         if wrong:
-            raise _Damage(f"{name}.{field}: values must be {expected.__name__}, not {_type_names(wrong)}")
+            raise Damage(f"{name}.{field}: values must be {expected.__name__}, not {_type_names(wrong)}")
         decoded.append(list(map(decode_value, column)) if expected in (list, dict) else column)
     return [cls(**dict(zip(fields, values))) for values in zip(*decoded)]
 
@@ -178,13 +212,13 @@ def _read_table(name: str, cls, table) -> list:
 def _check_names(name: str, fields: list, stored: dict) -> None:
     unknown = [f for f in fields if f not in stored]
     if unknown:
-        raise _Damage(f"{name}: unknown field(s) {', '.join(map(repr, unknown))}")
+        raise Damage(f"{name}: unknown field(s) {', '.join(map(repr, unknown))}")
     twice = sorted({f for f in fields if fields.count(f) > 1})
     if twice:
-        raise _Damage(f"{name}: field(s) named twice: {', '.join(map(repr, twice))}")
+        raise Damage(f"{name}: field(s) named twice: {', '.join(map(repr, twice))}")
     missing = [f for f in _REQUIRED[name] if f not in fields]
     if missing:
-        raise _Damage(f"{name}: required field(s) missing: {', '.join(map(repr, missing))}")
+        raise Damage(f"{name}: required field(s) missing: {', '.join(map(repr, missing))}")
 
 
 def _type_names(types) -> str:
