@@ -14,7 +14,6 @@ from ..analysis.devicework import DeviceWork
 from ..analysis.kernel_names import short_name, uses_tensor_cores
 from ..analysis.roofline import RooflineSum
 from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown, step_windows
-from ..formulas import evaluate
 from ..gcpause import paused_gc
 from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK
 from ..render import cells
