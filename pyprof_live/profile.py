@@ -124,8 +124,8 @@ class Profile:
         from .render.text import render_view
 
         view = self.kernel_view(sort=sort, columns=columns)
-        if width is None and columns is None and fmt == "columns":
-            width = DEFAULT_WIDTH
+        if width is None and columns is None and fmt == "columns":  # the default, fitted as far as it goes
+            return render_view(view, fmt=fmt, width=DEFAULT_WIDTH, limit=limit, best_effort=True)
         return render_view(view, fmt=fmt, width=width, limit=limit)
 
     def kernel_view(self, sort: str | None = None, columns=None) -> View:

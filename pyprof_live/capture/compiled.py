@@ -100,7 +100,7 @@ class CompiledCapture:
         self.graph_infos: dict = defaultdict(list)  # compile id -> GraphInfo compiled during this profile
         self._runs: dict = {}  # id(CompiledFxGraph) -> GraphRun
         self._patches: list = []  # (owner, name, original)
-        self._config: list = []
+        self._config: list = []  # (config module, key, value before the profile)
         self._unprovenanced: set = set()  # graph names compiled before the profile, warned once
         self._filter = None
         self.max_calls = session.max_ops  # the record cap holds for kernel calls too
@@ -120,16 +120,19 @@ class CompiledCapture:
         self._patch(graph, "__call__", self._calling(graph.__call__))
         for module_name, values in _COMPILE_CONFIG.items():
             config = sys.modules.get(module_name) or __import__(module_name, fromlist=["_"])
-            known = {key: value for key, value in values.items() if _has_setting(config, key)}
-            self._config.append(config.patch(known))  # a torch without a setting: left out (see README)
-            self._config[-1].__enter__()
+            # Set and put back by hand, not with config.patch(): its undo lives in a ContextVar, so a
+            # profile stopped on another thread (its starting thread gone) could not put it back.
+            for key, value in values.items():
+                if _has_setting(config, key):  # a torch without a setting: left out (see README)
+                    self._config.append((config, key, getattr(config, key)))
+                    setattr(config, key, value)
 
     def remove(self) -> None:
         """Put every patch and wrapped kernel back; each undo runs even if an earlier one fails."""
         self.recording = False
         undo = [run_undo for run in self._runs.values() for run_undo in run.undo]
         undo += [lambda owner=o, name=n, value=v: setattr(owner, name, value) for o, n, v in reversed(self._patches)]
-        undo += [lambda patch=p: patch.__exit__(None, None, None) for p in reversed(self._config)]
+        undo += [lambda c=c, k=k, v=v: setattr(c, k, v) for c, k, v in reversed(self._config)]
         undo.append(self._remove_filter)
         self._runs, self._patches, self._config = {}, [], []
         error = None

@@ -30,7 +30,9 @@ def cell(value) -> str:
 
 
 @paused_gc()
-def render_view(view, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
+def render_view(
+    view, fmt: str = "columns", width: int | None = None, limit: int | None = None, best_effort: bool = False
+) -> str:
     """The view's rows as text."""
     if limit is not None and limit < 0:
         raise ColumnError(f"limit must be 0 or more, not {limit}")
@@ -48,7 +50,7 @@ def render_view(view, fmt: str = "columns", width: int | None = None, limit: int
     units = [None if view.column(c).kind == "text" else column_unit(c) for c in columns]
     heads = [h.removesuffix("(ns)") if u else h for h, u in zip(heads, units)]
     if fmt == "columns":
-        text = render_columns(rows, columns, heads, width, units)
+        text = render_columns(rows, columns, heads, width, units, best_effort)
         return text + ("\n" + "\n".join(notes) if notes else "")
     if fmt not in formats():
         raise ColumnError(f"unknown format {fmt!r}; valid: {', '.join(formats())}")
@@ -86,7 +88,7 @@ def render_csv(rows, columns, heads) -> str:
     return out.getvalue()
 
 
-def render_columns(rows, columns, heads, width: int | None, units=None) -> str:
+def render_columns(rows, columns, heads, width: int | None, units=None, best_effort: bool = False) -> str:
     """Aligned columns; ``units[i]``: the unit kind of column i's numbers (render/units.py), or None.
 
     Cells too long for ``width`` are cut at the end, except module paths and op chains, cut at the
@@ -106,7 +108,7 @@ def render_columns(rows, columns, heads, width: int | None, units=None) -> str:
     ]
     widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts)]
     if width is not None:
-        widths = _fit(widths, heads, columns, numeric, width)
+        widths = _fit(widths, heads, columns, numeric, width, best_effort)
         texts = [
             tuple([v if len(v) <= w else _cut(v, w, c in CUT_AT_START) for v in col])
             for col, w, c in zip(texts, widths, columns)
@@ -138,9 +140,10 @@ def _is_numeric(col, kinds: set) -> bool:
     return kinds <= _NUMBER_TYPES | _STR and all(v == "na" for v in col if type(v) is str)
 
 
-def _fit(widths, heads, columns, numeric, width: int) -> list:
+def _fit(widths, heads, columns, numeric, width: int, best_effort: bool = False) -> list:
     """Shrink the widest text column, one character at a time, until the line fits ``width`` (PyProf's
-    ``-w`` shrank kernel and params the same way); numbers are never cut."""
+    ``-w`` shrank kernel and params the same way); numbers are never cut. A line that cannot fit raises
+    ColumnError, or with ``best_effort`` (a default width, not the user's) stays as narrow as it gets."""
     widths = list(widths)
 
     def total() -> int:
@@ -150,6 +153,8 @@ def _fit(widths, heads, columns, numeric, width: int) -> list:
     while total() > width:
         candidates = [i for i in shrinkable if widths[i] > max(_MIN_SHRUNK, len(heads[i]))]
         if not candidates:
+            if best_effort:
+                break
             needed = total()
             raise ColumnError(
                 f"width {width} is too small for columns {','.join(columns)}: they need at least {needed}"

@@ -210,8 +210,16 @@ def _op_details(ops, strings) -> dict[str, array]:
         details["op_fwd"].append(op.fwd)
         details["op_parent"].append(op.parent)
         seq = op.altseq if op.dir == "bwd" and op.altseq != NO_LINK else op.seq
-        details["op_seq"].append(seq)
+        details["op_seq"].append(seq if _I32_MIN <= seq <= _I32_MAX else NO_LINK)  # a file's 2**62: no link
     return details
+
+
+_I32_MIN, _I32_MAX, _U32_MAX = -(2**31), 2**31 - 1, 2**32 - 1
+
+
+def _u32(value: int) -> int:
+    """A count as the page's u32 column holds it: negatives (unknown) 0, a file's absurd value capped."""
+    return min(max(value, 0), _U32_MAX)
 
 
 def _kernel_details(kernels, strings) -> dict[str, array]:
@@ -228,8 +236,8 @@ def _kernel_details(kernels, strings) -> dict[str, array]:
         details["kernel_grid"].append(strings(cells.xyz_text(k.grid)))
         details["kernel_block"].append(strings(cells.xyz_text(k.block)))
         details["kernel_op"].append(k.op)
-        details["kernel_registers"].append(max(k.registers, 0))
-        details["kernel_shared"].append(max(k.shared_static + k.shared_dynamic, 0))
+        details["kernel_registers"].append(_u32(k.registers))
+        details["kernel_shared"].append(_u32(k.shared_static + k.shared_dynamic))
     return details
 
 
@@ -244,6 +252,7 @@ def trace_bytes(profile) -> bytes:
     """The trace view's data as the page reads it: a little-endian u32 header length, the header
     (JSON), zero bytes up to a multiple of 8, then the columns."""
     header, body = trace_payload(profile)
-    encoded = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    # A lone surrogate in a name (JSON allows "\ud800") has no UTF-8: it goes as a JSON escape.
+    encoded = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode(errors="backslashreplace")
     prefix = struct.pack("<I", len(encoded)) + encoded
     return prefix + b"\0" * (-len(prefix) % 8) + body

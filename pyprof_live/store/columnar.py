@@ -59,20 +59,27 @@ def _arrow_type(name: str, annotation: str) -> pa.DataType:
     return pa.string()  # str, and JSON text for argument values and any other structured field
 
 
-def _contract() -> dict:
+def _contract() -> tuple[dict, dict]:
+    """(column name -> Arrow type, list name -> {field: column}). Record types share a column per field
+    name; a field whose type differs from the one a column of its name already has (``AllocRecord.device``
+    is text, ``KernelRecord.device`` a number) gets a column of its own, ``<list>_<field>``."""
     columns = {"record": pa.string(), "row": pa.int64()}
+    column_of: dict = {}
     for list_name in RECORD_LISTS:
+        column_of[list_name] = {}
         for field in dataclasses.fields(RECORD_TYPES[list_name]):
-            columns.setdefault(field.name, _arrow_type(field.name, str(field.type)))
+            kind = _arrow_type(field.name, str(field.type))
+            column = field.name if columns.setdefault(field.name, kind) == kind else f"{list_name}_{field.name}"
+            columns[column] = kind
+            column_of[list_name][field.name] = column
             if field.type not in ("int", "str", "float") and field.name not in _TEXT_LISTS | _INT_LISTS:
                 _JSON_FIELDS.add(field.name)
-    return columns
+    return columns, column_of
 
 
 #: The store's column contract: column name -> Arrow type, for every record field of records.py.
-COLUMNS = _contract()
+COLUMNS, _COLUMN_OF = _contract()
 SCHEMA = pa.schema(list(COLUMNS.items()))
-_FIELDS = {name: [f.name for f in dataclasses.fields(RECORD_TYPES[name])] for name in RECORD_LISTS}
 
 
 class _JsonCodec:
@@ -107,19 +114,20 @@ def profile_table(profile) -> pa.Table:
         records = getattr(profile.records, list_name)
         if not records:
             continue
-        fields = set(_FIELDS[list_name])
+        field_of = {column: field for field, column in _COLUMN_OF[list_name].items()}
         arrays = []
         for name, kind in COLUMNS.items():
+            field = field_of.get(name)
             if name == "record":
                 arrays.append(pa.array([list_name] * len(records), kind))
             elif name == "row":
                 arrays.append(pa.array(range(len(records)), kind))
-            elif name not in fields:
+            elif field is None:
                 arrays.append(pa.nulls(len(records), kind))
-            elif name in _JSON_FIELDS:
-                arrays.append(pa.array(list(map(codec.encode, map(attrgetter(name), records))), kind))
+            elif field in _JSON_FIELDS:
+                arrays.append(pa.array(list(map(codec.encode, map(attrgetter(field), records))), kind))
             else:
-                arrays.append(_array(list(map(attrgetter(name), records)), kind))
+                arrays.append(_array(list(map(attrgetter(field), records)), kind))
         parts.append(pa.Table.from_arrays(arrays, schema=SCHEMA))
     table = pa.concat_tables(parts) if parts else SCHEMA.empty_table()
     return table.replace_schema_metadata({METADATA_KEY: json.dumps(_file_metadata(profile)).encode()})
@@ -214,11 +222,12 @@ def read_profile(path) -> tuple[dict, dict]:
 def _records(table: pa.Table, list_name: str) -> list:
     part = table.filter(pc.equal(table["record"], list_name)).sort_by("row")
     # A column missing from the file (it predates the field) leaves the field at its default.
-    fields = [f for f in _FIELDS[list_name] if f not in LINK_FIELDS and f in table.column_names]
+    column_of = _COLUMN_OF[list_name]
+    fields = [f for f, column in column_of.items() if f not in LINK_FIELDS and column in table.column_names]
     codec = _JsonCodec()
     columns = []
     for name in fields:
-        values = part[name].to_pylist()
+        values = part[column_of[name]].to_pylist()
         if name in _JSON_FIELDS:
             values = list(map(codec.decode, values))
         elif name in _TEXT_LISTS or name in _INT_LISTS:
