@@ -205,7 +205,7 @@ def _view_table(view, name: str, hide=()) -> str:
     rows = view.rows[:TABLE_ROWS]
     if not rows:
         return _p(f"No {view.title}.") + "".join(_p(n) for n in view.notes)
-    units = {c: None if view.column(c).kind == "text" else column_unit(c) for c in columns}
+    units = {c: column_unit(view.column(c).kind) for c in columns}
     head = "".join(
         f"<th>{escape(view.column(c).header.removesuffix('(ns)') if units[c] else view.column(c).header)}</th>"
         for c in columns
