@@ -53,14 +53,14 @@ class View:
 
     def table(self, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
         """The rows as text, in any format :meth:`Profile.table` takes (``p.ops().table(fmt="github")``)."""
-        from ..render.text import render_view
+        from ..render.renderer import renderer
 
-        return render_view(self, fmt=fmt, width=width, limit=limit)
+        return renderer("text").render(self, fmt=fmt, width=width, limit=limit)
 
     def __str__(self):
         return self.table()
 
     def _repr_html_(self):
-        from ..render.html import view_html
+        from ..render.renderer import renderer
 
-        return view_html(self)
+        return renderer("html_table").render(self)
