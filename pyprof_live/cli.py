@@ -17,6 +17,7 @@ import sys
 
 from .errors import PyprofLiveError
 from .profile import VIEW_NAMES
+from .render.renderer import RENDERERS, renderer
 from .report.columns import COLUMNS
 from .safe_text import printable
 from .store.files import file_to_replace
@@ -27,8 +28,8 @@ _RUN_ONLY_VIEWS = ("ranks", "stragglers", "skew")
 
 #: (flag, attribute, what its file is, the endings that file's name must have).
 _EXPORTS = (
-    ("--chrome", "chrome", "a Chrome trace is .json or .json.gz", (".json", ".json.gz")),
-    ("--html", "html", "an HTML report is .html or .htm", (".html", ".htm")),
+    ("--chrome", "chrome", "a Chrome trace is .json or .json.gz", RENDERERS["chrome"].suffixes),
+    ("--html", "html", "an HTML report is .html or .htm", RENDERERS["html"].suffixes),
 )
 #: (flag, attribute) of the options of the kernel table, and of every option of the printed report.
 _TABLE_OPTIONS = (("-c", "columns"), ("--sort", "sort"))
@@ -64,12 +65,17 @@ def _table_format(text: str) -> str:
 
 
 def _text_format(args, default: str) -> str:
-    """The render_view format the output options ask for (they are mutually exclusive)."""
+    """The text renderer's ``fmt`` the output options ask for (they are mutually exclusive)."""
     if args.csv:
         return "csv"
     if args.format:
         return args.format
     return "columns" if args.width else default
+
+
+def _view_text(view, args) -> str:
+    """A view (not the kernel table) as the output options ask, aligned columns by default."""
+    return renderer("text").render(view, fmt=_text_format(args, "columns"), width=args.width, limit=args.limit)
 
 
 def _column_help() -> str:
@@ -231,10 +237,7 @@ def main(argv=None) -> int:
         if args.chrome is not None or args.html is not None:
             return _export(profile, args)
         if args.view not in (None, "table"):
-            view = profile.view(args.view)
-            from .render.text import render_view
-
-            text = render_view(view, fmt=_text_format(args, "columns"), width=args.width, limit=args.limit)
+            text = _view_text(profile.view(args.view), args)
         else:
             fmt = _text_format(args, "space")
             text = profile.table(
@@ -251,7 +254,6 @@ def main(argv=None) -> int:
 
 def _run_main(parser, args) -> int:
     """A run directory: the views across its ranks (or the merged trace, the run's HTML report)."""
-    from .render.text import render_view
     from .run import RUN_VIEW_NAMES, load_run
 
     if args.view is not None and args.view not in RUN_VIEW_NAMES:
@@ -268,10 +270,7 @@ def _run_main(parser, args) -> int:
             code = _export(run, args)
         else:
             names = [args.view] if args.view else ["ranks", "stragglers"]
-            fmt = _text_format(args, "columns")
-            text = "\n\n".join(
-                render_view(run.view(name), fmt=fmt, width=args.width, limit=args.limit) for name in names
-            )
+            text = "\n\n".join(_view_text(run.view(name), args) for name in names)
             code = None
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live: error: {e}\n")
@@ -365,12 +364,10 @@ def _cannot_write(what: str, path, problem: str) -> int:
 def diff_main(argv) -> int:
     parser = build_diff_parser()
     args = parser.parse_args(argv)
-    from .render.text import render_view
     from .report.diff import diff
 
     try:
-        view = diff(_load(args.a), _load(args.b), by=args.by)
-        text = render_view(view, fmt=_text_format(args, "columns"), width=args.width, limit=args.limit)
+        text = _view_text(diff(_load(args.a), _load(args.b), by=args.by), args)
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live diff: error: {e}\n")
     return _print(text)

@@ -121,12 +121,13 @@ class Profile:
             the footer notes follow after a blank line).
         :param limit: show only the first rows after sorting.
         """
-        from .render.text import render_view
+        from .render.renderer import renderer
 
         view = self.kernel_view(sort=sort, columns=columns)
+        text = renderer("text")
         if width is None and columns is None and fmt == "columns":  # the default, fitted as far as it goes
-            return render_view(view, fmt=fmt, width=DEFAULT_WIDTH, limit=limit, best_effort=True)
-        return render_view(view, fmt=fmt, width=width, limit=limit)
+            return text.render(view, fmt=fmt, width=DEFAULT_WIDTH, limit=limit, best_effort=True)
+        return text.render(view, fmt=fmt, width=width, limit=limit)
 
     def kernel_view(self, sort: str | None = None, columns=None) -> View:
         """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
@@ -246,9 +247,7 @@ class Profile:
         save(self, path)
 
     def _repr_html_(self):
-        from .render.html import view_html
-
-        return view_html(self.kernel_view())
+        return self.kernel_view()._repr_html_()
 
     def __repr__(self):
         r = self.records
@@ -266,16 +265,16 @@ class Profile:
         each op to the kernels it launched and from forward ops to their backward ops. Returns the
         number of events written.
         """
-        from .render.chrome_trace import write_chrome_trace
+        from .render.renderer import renderer
 
-        return write_chrome_trace(self, path)
+        return len(renderer("chrome").write(self, path)["traceEvents"])
 
     def save_html(self, path) -> None:
         """Write the dashboard of this profile as one self-contained file (opens offline, fetches nothing):
         the pages of ``pyprof-live serve`` (overview, operators, kernels, modules, trace, memory)."""
-        from .render.html_app import write_one_file_page
+        from .render.renderer import renderer
 
-        write_one_file_page(self, path)
+        renderer("html").write(self, path)
 
     def view(self, name: str) -> View:
         """A view by name (one of :data:`VIEW_NAMES`); ``"table"`` is the per-kernel table, all columns."""
@@ -297,9 +296,9 @@ class Profile:
 
     def to_dataframe(self, view: str = "table"):
         """A pandas DataFrame of :meth:`view` ``view`` (default: the per-kernel table). Needs pandas."""
-        from .render.dataframe import view_dataframe
+        from .render.renderer import renderer
 
-        return view_dataframe(self.view(view))
+        return renderer("dataframe").render(self.view(view))
 
 
 def _with_fused(columns) -> tuple:

@@ -178,7 +178,7 @@ def test_gzip_output_and_atomic_replace(tmp_path, monkeypatch):
     def broken_dump(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(chrome_trace_module.json, "dump", broken_dump)
+    monkeypatch.setattr(json, "dump", broken_dump)  # the chrome renderer writes with json.dump
     with pytest.raises(OSError, match="disk full"):
         profile.export_chrome_trace(gz)
     assert json.loads(gzip.decompress(gz.read_bytes())) == loaded  # the old file is intact

@@ -9,6 +9,7 @@ work (communication, overlap, stragglers) take over here once a Run offers them.
 from __future__ import annotations
 
 from ..render.pages import view_payload
+from ..report.columns import OVERVIEW
 from ..report.view import View
 
 
@@ -32,7 +33,7 @@ def workers_view(workers) -> View:
             f"slowest worker {rows[0]['worker']} took {rows[0]['dur'] / rows[-1]['dur']:.2f}x the wall time "
             f"of the fastest, {rows[-1]['worker']}"
         )
-    return View("workers", tuple(columns), rows, notes, text=frozenset({"worker"}))
+    return View("workers", tuple(columns), rows, notes, OVERVIEW)
 
 
 def workers_payload(workers) -> dict:

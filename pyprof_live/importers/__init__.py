@@ -11,21 +11,8 @@ from pathlib import Path
 from ..errors import ProfileFormatError
 from ..profile import Profile
 from ..store.savefile import is_saved_profile
+from .input_files import GZIP_MAGIC, PARQUET_MAGIC, SQLITE_MAGIC, unreadable
 from .spool import read_once
-
-# What a file starts with, for the importers that check it (submodules import these from here).
-SQLITE_MAGIC = b"SQLite format 3\x00"
-GZIP_MAGIC = b"\x1f\x8b"
-PARQUET_MAGIC = b"PAR1"
-
-
-def unreadable(path, error: OSError) -> ProfileFormatError:
-    """The one-line error for a file that cannot be opened or read, whichever importer tried."""
-    if isinstance(error, FileNotFoundError):
-        return ProfileFormatError(path, "no such file")
-    if isinstance(error, IsADirectoryError):
-        return ProfileFormatError(path, "is a directory, not a profile file")
-    return ProfileFormatError(path, f"cannot read the file ({error.strerror or error})")
 
 
 @dataclass(frozen=True)

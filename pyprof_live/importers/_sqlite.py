@@ -20,7 +20,7 @@ from ..errors import ProfileFormatError
 from ..gcpause import paused_gc
 from ..record_checks import TIME_LIMIT, drop_reversed, first_problem, reversed_warning
 from ..records import MemoryRecord
-from . import SQLITE_MAGIC, unreadable
+from .input_files import SQLITE_MAGIC, unreadable
 
 #: CUpti_ActivityMemcpyKind, the ``copyKind`` of nsys and nvprof memcpy rows.
 COPY_KINDS = {

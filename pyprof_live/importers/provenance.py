@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ..errors import ProfileFormatError
 from ..formulas.dtypes import canonical_dtype
 from ..records import TensorMeta
-from . import unreadable
+from .input_files import unreadable
 
 # ``V0521 11:50:47.831000 3054118 /path/compile_fx.py:967] {...}`` (glog prefix: level, date, time, pid, file:line)
 _ENTRY = re.compile(r"[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]*\] (\{.*\})\s*\Z")

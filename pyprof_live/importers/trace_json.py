@@ -19,7 +19,7 @@ from collections.abc import Callable, Generator, Iterator
 
 from ..errors import ProfileFormatError
 from ..store.inflate import inflation_limit, too_inflated
-from . import GZIP_MAGIC, unreadable
+from .input_files import GZIP_MAGIC, unreadable
 
 #: Characters decoded per read; an event larger than this makes the window grow (doubling).
 CHUNK_CHARS = 1 << 22

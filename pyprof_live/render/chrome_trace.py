@@ -10,13 +10,11 @@ the op that made them.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 from ..analysis.compiled import OpCosts, fused_text
 from ..analysis.kernel_names import short_name
 from ..records import COMPILED, FUSED, NO_LINK
-from ..store.files import write_text_atomically
 from . import cells
 
 #: Perfetto reads ``ts``/``dur`` as float µs and truncates ``value * 1000`` to integer ns, so
@@ -82,16 +80,6 @@ def chrome_trace(profile) -> dict:
             "note": "ts are µs since time_origin_ns (the earliest record of the profile)",
         },
     }
-
-
-def write_chrome_trace(profile, path) -> int:
-    """Write :func:`chrome_trace` to ``path`` (gzip'd when it ends in .gz); returns the event count.
-
-    Written atomically (see :mod:`.files`), so a viewer never opens half a trace.
-    """
-    trace = chrome_trace(profile)
-    write_text_atomically(path, lambda out: json.dump(trace, out, separators=(",", ":")))
-    return len(trace["traceEvents"])
 
 
 def _origin(records) -> int:

@@ -25,9 +25,10 @@ def view_dataframe(view):
     return pd.DataFrame(data)
 
 
-_DTYPES = {"text": "string", "int": "Int64", "real": "Float64"}
+#: Column kinds (report/columns.py) whose dtype is not Int64: every other kind is a whole number.
+_DTYPES = {"text": "string", "percent": "Float64"}
 
 
 def _dtypes(view) -> dict:
     """Column name -> pandas dtype name, from the kind of each column the view declares."""
-    return {c: _DTYPES[view.column(c).kind] for c in view.columns}
+    return {c: _DTYPES.get(view.column(c).kind, "Int64") for c in view.columns}

@@ -13,7 +13,6 @@ import gzip
 import json
 from importlib import resources
 
-from ..store.files import write_text_atomically
 from .page_units import UNIT_RULES
 from .pages import profile_payload
 from .trace_data import trace_bytes
@@ -78,8 +77,6 @@ def one_file_page(workers, distributed=None) -> str:
     return page.replace("<!--SCRIPTS-->", f"<script>{scripts}</script>")
 
 
-def write_one_file_page(profile, path, run: str = "profile", worker: str | None = None) -> None:
-    """``p.save_html(path)``: the dashboard of one profile as one file, written atomically."""
-    name = worker or str(profile.meta.get("source", "profile"))
-    page = one_file_page([(run, name, profile)])
-    write_text_atomically(path, lambda out: out.write(page))
+def profile_page(profile) -> str:
+    """``p.save_html(path)``: the dashboard of one profile as one page (the ``html`` renderer)."""
+    return one_file_page([("profile", str(profile.meta.get("source", "profile")), profile)])

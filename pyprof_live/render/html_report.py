@@ -7,7 +7,6 @@ is the dashboard's: ``html_app.py``.)
 from __future__ import annotations
 
 from .._version import __version__
-from ..store.files import write_text_atomically
 from .html import escape
 from .units import column_unit, duration, human
 
@@ -106,9 +105,11 @@ _SCRIPT = """
 """
 
 
-def run_report_html(title: str, views: dict, problems: list) -> str:
-    """The report of a run (many ranks) from its cross-rank views: ``views`` holds the Views
-    ``ranks``, ``stragglers``, ``skew``, ``ops`` and ``kernels`` (pyprof_live/run/views.py)."""
+def run_report_html(run) -> str:
+    """The report of a run (many ranks, ``load_run``) from its cross-rank views (pyprof_live/run/views.py):
+    ``ranks``, ``stragglers``, ``skew``, ``ops`` and ``kernels`` (the ``run_html`` renderer)."""
+    title, problems = str(run.path), run.problems
+    views = {name: run.view(name) for name in ("ranks", "stragglers", "skew", "ops", "kernels")}
     ranks = views["ranks"]
     parts = ("compute", "overlap", "comm", "memory", "idle")
     bars = [
@@ -138,12 +139,6 @@ def run_report_html(title: str, views: dict, problems: list) -> str:
         ("kernels", "Kernels across ranks", _view_table(views["kernels"], "kernels")),
     ]
     return _page(f"pyprof_live run report: {title}", title, sections)
-
-
-def write_run_report(title: str, views: dict, problems: list, path) -> None:
-    """Write :func:`run_report_html` to ``path`` atomically."""
-    html = run_report_html(title, views, problems)
-    write_text_atomically(path, lambda out: out.write(html))
 
 
 def _page(heading: str, source: str, sections: list) -> str:
@@ -205,7 +200,7 @@ def _view_table(view, name: str, hide=()) -> str:
     rows = view.rows[:TABLE_ROWS]
     if not rows:
         return _p(f"No {view.title}.") + "".join(_p(n) for n in view.notes)
-    units = {c: None if view.column(c).kind == "text" else column_unit(c) for c in columns}
+    units = {c: column_unit(view.column(c).kind) for c in columns}
     head = "".join(
         f"<th>{escape(view.column(c).header.removesuffix('(ns)') if units[c] else view.column(c).header)}</th>"
         for c in columns

@@ -14,17 +14,6 @@ from .page_units import UNIT_RULES, human
 #: Points of a memory curve sent to the page; longer curves keep each bucket's lowest and highest.
 CURVE_POINTS = 4000
 
-#: Columns that hold a time in ns, whatever view they are in (the overview's ``kernel`` is time, the
-#: kernel view's ``kernel`` is a name: text columns are never formatted, see ``column_quantity``).
-_TIME_COLUMNS = frozenset(
-    "host host_self dev dev_self sil mean min max ideal dur kernel memcpy memset runtime dataloader cpu_exec profiler "
-    "other gpu_busy gpu_idle fwd bwd dev_fwd dev_bwd at_stake host_self_a host_self_b d_host_self "
-    "dev_self_a dev_self_b d_dev_self time".split()
-)
-_FLOP_COLUMNS = frozenset({"flops", "flops_a", "flops_b", "d_flops"})
-_BYTE_COLUMNS = frozenset({"bytes", "live_bytes", "allocated", "reserved", "peak"})
-_PERCENT_COLUMNS = frozenset({"sol%", "busy%", "share%", "kernel%"})
-
 #: Table views of one profile, by the name the page uses, and how to get each from a Profile.
 TABLE_VIEWS = {
     "overview": lambda p: p.overview(),
@@ -36,21 +25,6 @@ TABLE_VIEWS = {
     "memory": lambda p: p.memory(),
     "memory+module": lambda p: p.memory(by="module"),
 }
-
-
-def column_quantity(view, name: str) -> str:
-    """How a column's numbers read: "time", "flops", "bytes", "percent", "count" or "text"."""
-    if view.column(name).kind == "text":
-        return "text"
-    if name in _TIME_COLUMNS:
-        return "time"
-    if name in _FLOP_COLUMNS:
-        return "flops"
-    if name in _BYTE_COLUMNS:
-        return "bytes"
-    if name in _PERCENT_COLUMNS:
-        return "percent"
-    return "count"
 
 
 def cell_text(value, quantity: str) -> str:
@@ -71,7 +45,7 @@ def cell_text(value, quantity: str) -> str:
 def view_payload(view, hide=()) -> dict:
     """A View as the page reads it: columns (name, header, quantity), rows of raw values, rows of text."""
     columns = [c for c in view.columns if c not in hide]
-    quantities = [column_quantity(view, c) for c in columns]
+    quantities = [view.column(c).kind for c in columns]  # report/columns.py declares them
     raw, text = [], []
     for row in view.rows:
         values = [_raw(row.get(c)) for c in columns]

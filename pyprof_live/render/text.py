@@ -47,7 +47,7 @@ def render_view(
     if limit is not None and len(view.rows) > limit:
         notes.insert(0, f"showing {limit} of {len(view.rows)} rows")
     # Formats for people show numbers in their units (the header's "(ns)" goes: the cell says it).
-    units = [None if view.column(c).kind == "text" else column_unit(c) for c in columns]
+    units = [column_unit(view.column(c).kind) for c in columns]
     heads = [h.removesuffix("(ns)") if u else h for h, u in zip(heads, units)]
     if fmt == "columns":
         text = render_columns(rows, columns, heads, width, units, best_effort)

@@ -28,52 +28,6 @@ UNIT_RULES: dict[str, dict[str, Any]] = {
     "bandwidth": {"ladder": [[1e12, "TB/s"], [1e9, "GB/s"], [1e6, "MB/s"], [1e3, "kB/s"], [1, "B/s"]], "digits": 3},
 }
 
-#: Numeric columns (by name, in every view) and the kind of their values. Columns not listed
-#: (counts, ids, percentages) are shown as they are.
-COLUMN_UNITS = {
-    **dict.fromkeys(
-        (
-            "sil",
-            "host",
-            "host_self",
-            "dev",
-            "dev_self",
-            "fwd",
-            "bwd",
-            "dev_fwd",
-            "dev_bwd",
-            "mean",
-            "min",
-            "max",
-            "ideal",
-            "dur",
-            "kernel",
-            "memcpy",
-            "memset",
-            "runtime",
-            "dataloader",
-            "cpu_exec",
-            "profiler",
-            "other",
-            "gpu_busy",
-            "gpu_idle",
-            "at_stake",
-            "host_self_a",
-            "host_self_b",
-            "d_host_self",
-            "dev_self_a",
-            "dev_self_b",
-            "d_dev_self",
-        ),
-        "time",
-    ),
-    "bytes": "bytes",
-    "flops": "flops",
-    "flops_a": "flops",
-    "flops_b": "flops",
-    "d_flops": "flops",
-}
-
 
 def _steps(kind: str) -> tuple:
     """(scale, " suffix", next larger scale, " its suffix") per rung, largest first, for human()."""
@@ -132,9 +86,10 @@ def bandwidth(bytes_per_second) -> str:
     return human(bytes_per_second, "bandwidth")
 
 
-def column_unit(name: str) -> str | None:
-    """The kind of a numeric column's values (``"time"``, ``"bytes"``, ``"flops"``), None for plain numbers."""
-    return COLUMN_UNITS.get(name)
+def column_unit(kind: str) -> str | None:
+    """The unit ladder of a column kind's numbers (``"time"``, ``"bytes"``, ``"flops"``; the kinds of
+    ``report/columns.py``), None for text, counts and percentages."""
+    return kind if kind in UNIT_RULES else None
 
 
 def human_cell(value, kind: str | None):

@@ -7,6 +7,7 @@ of the op's own kernels when both profiles have GPU activity, else host self tim
 
 from __future__ import annotations
 
+from .columns import SUMMARY
 from .view import View
 from .views import has_device_time
 
@@ -44,7 +45,7 @@ def diff(before, after, by: str = "op") -> View:
     only_a = sum(1 for k in rows_a if k not in rows_b)
     only_b = sum(1 for k in rows_b if k not in rows_a)
     notes.append(f"{len(rows)} ops by {by}: {only_a} only in A, {only_b} only in B; sorted by |d_{time}|")
-    return View(f"diff by {by}", columns, rows, notes, text=frozenset({"op", "params"}))
+    return View(f"diff by {by}", columns, rows, notes, SUMMARY)
 
 
 def _key(row) -> tuple:

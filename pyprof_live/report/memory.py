@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..analysis.memory import OpFinder, allocations, device_memory
+from .columns import SUMMARY
 from .view import View
 
 _BEFORE = "(allocated before the profile)"
@@ -54,7 +55,7 @@ def memory_summary(profile, by: str = "op") -> View:
         ("device", by, "live_bytes", "blocks", "allocated"),
         rows,
         notes,
-        text=frozenset({"device", by}),
+        SUMMARY,
     )
 
 

@@ -44,6 +44,7 @@ from ..formulas.work import FormulaInputError
 from ..records import NO_LINK, TensorMeta
 from ..render.cells import params_text
 from ..render.units import duration
+from .columns import SUMMARY
 from .view import View
 
 COLUMNS = ("rule", "at_stake", "share%", "kernel%", "advice", "where")
@@ -592,4 +593,4 @@ def recommendations(profile):
     ]
     if skipped:
         notes.append("not checked, the profile lacks what they need: " + "; ".join(skipped))
-    return View("recommendations", COLUMNS, rows, notes, text=frozenset({"rule", "advice", "where"}))
+    return View("recommendations", COLUMNS, rows, notes, SUMMARY)

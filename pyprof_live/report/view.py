@@ -2,47 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from ..errors import ColumnError
-from .columns import BY_NAME
-
-#: Numbers with a fraction (percentages, rounded to 0.1); every other number is an integer.
-_REAL = frozenset({"sol%", "busy%", "share%", "kernel%"})
-
-
-class ColumnType(NamedTuple):
-    """What a renderer needs to know of a column: its header and whether it holds text or numbers."""
-
-    header: str
-    kind: str  # "text" | "int" | "real"
+from .columns import TABLE, Column
 
 
 @dataclass
 class View:
     """Rows (dicts keyed by column name) with the columns to show and notes for the footer.
 
-    ``text`` names the view's text columns (the others hold numbers, '-' or 'na'); None means the
-    per-kernel table, whose column contract (``report/columns.py``) says which are text. Names mean
-    other things in other views (the overview's ``kernel`` is time, the modules' ``ops`` a count),
-    so each view says its own.
+    ``declared`` is the table of ``report/columns.py`` that declares the view's columns (header
+    and kind); the default is the per-kernel table's. Names mean other things in other views (the
+    overview's ``kernel`` is time, the modules' ``ops`` a count), so each view names its table.
     """
 
     title: str
     columns: tuple
     rows: list
     notes: list = field(default_factory=list)
-    text: frozenset | None = None
+    declared: Mapping[str, Column] = field(default_factory=lambda: TABLE, repr=False)
 
-    def column(self, name: str) -> ColumnType:
-        known = BY_NAME.get(name)
-        if self.text is None:
-            is_text = known is not None and not known.numeric
-        else:
-            is_text = name in self.text
-        kind = "text" if is_text else "real" if name in _REAL else "int"
-        return ColumnType(known.header if known else name, kind)
+    def column(self, name: str) -> Column:
+        """The declared header and kind of column ``name``: what every renderer goes by."""
+        try:
+            return self.declared[name]
+        except KeyError:
+            raise ColumnError(f"column {name!r} of view {self.title!r} is not declared in report/columns.py") from None
 
     def limited(self, limit: int | None) -> View:
         """This view with its first ``limit`` rows only (the notes say how many there were); None: all."""
@@ -53,7 +40,7 @@ class View:
         if len(self.rows) <= limit:
             return self
         note = f"showing {limit} of {len(self.rows)} rows"
-        return View(self.title, self.columns, self.rows[:limit], [note, *self.notes], self.text)
+        return View(self.title, self.columns, self.rows[:limit], [note, *self.notes], self.declared)
 
     def __len__(self):
         return len(self.rows)
@@ -66,14 +53,14 @@ class View:
 
     def table(self, fmt: str = "columns", width: int | None = None, limit: int | None = None) -> str:
         """The rows as text, in any format :meth:`Profile.table` takes (``p.ops().table(fmt="github")``)."""
-        from ..render.text import render_view
+        from ..render.renderer import renderer
 
-        return render_view(self, fmt=fmt, width=width, limit=limit)
+        return renderer("text").render(self, fmt=fmt, width=width, limit=limit)
 
     def __str__(self):
         return self.table()
 
     def _repr_html_(self):
-        from ..render.html import view_html
+        from ..render.renderer import renderer
 
-        return view_html(self)
+        return renderer("html_table").render(self)

@@ -18,7 +18,7 @@ from ..gcpause import paused_gc
 from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK
 from ..render import cells
 from ..render.units import duration
-from .columns import COLUMN_NAMES
+from .columns import COLUMN_NAMES, OVERVIEW, SUMMARY
 from .view import View
 
 
@@ -267,8 +267,7 @@ def op_summary(profile, by: str = "op") -> View:
     columns += ("flops", "bytes")
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
-    text = {"op", "params", "bound", "graph"} if by != "op" else {"op", "bound", "graph"}
-    return View(f"ops by {by}", columns, rows, peak_notes(profile, work), text=frozenset(text))
+    return View(f"ops by {by}", columns, rows, peak_notes(profile, work), SUMMARY)
 
 
 @paused_gc()
@@ -338,7 +337,7 @@ def module_summary(profile) -> View:
         columns += ("dev", "dev_self", "dev_fwd", "dev_bwd")
     if any(r["ideal"] is not None for r in rows):
         columns += _ROOFLINE_COLUMNS
-    return View("modules", columns, rows, peak_notes(profile, work), text=frozenset({"module", "bound"}))
+    return View("modules", columns, rows, peak_notes(profile, work), SUMMARY)
 
 
 @paused_gc()
@@ -390,7 +389,7 @@ def kernel_summary(profile) -> View:
     if any(g["ideal"] is not None for g in rows):
         columns += _ROOFLINE_COLUMNS
     notes = peak_notes(profile, work) if rows else [_why_no_kernels(profile)]
-    return View("kernels", columns, rows, notes, text=frozenset({"kernel", "bound", "graph"}))
+    return View("kernels", columns, rows, notes, SUMMARY)
 
 
 def _host_kernels(ops, work) -> list:
@@ -442,7 +441,7 @@ def overview(profile) -> View:
         shown = tuple(c for c in shown if c != "profiler")
     compiling = ("compile",) if any(s.compile for s in steps) else ()  # cut out of dur
     columns = ("step", "dur") + compiling + shown + (("gpu_busy", "gpu_idle", "busy%") if device else ())
-    return View("overview", columns, rows, notes=_overview_notes(profile), text=frozenset({"step"}))
+    return View("overview", columns, rows, _overview_notes(profile), OVERVIEW)
 
 
 def profiler_time_notes(profile) -> list:
@@ -534,7 +533,7 @@ def compile_summary(profile) -> View:
         columns,
         rows,
         [note] if note else ["no torch.compile events in this profile"],
-        text=frozenset({"event", "id", "function", "where", "cache", "reason"}),
+        SUMMARY,
     )
 
 

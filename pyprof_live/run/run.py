@@ -146,10 +146,9 @@ class Run:
     def save_html(self, path) -> None:
         """Write a self-contained HTML report of the run: time per rank and step (stacked bars),
         stragglers, collective skew, ops and kernels across ranks."""
-        from ..render.html_report import write_run_report
+        from ..render.renderer import renderer
 
-        views = {name: self.view(name) for name in RUN_VIEW_NAMES}
-        write_run_report(str(self.path), views, self.problems, path)
+        renderer("run_html").write(self, path)
 
     def save(self, directory) -> list[Path]:
         """Write every worker as Parquet into ``directory`` (a run directory ``load_run`` reads back)."""

@@ -25,6 +25,7 @@ Definitions (times in ns):
 from __future__ import annotations
 
 from ..analysis.kernel_names import short_name
+from ..report.columns import RUN
 from ..report.view import View
 
 #: Communication kernels, HTA's rule (hta/utils/utils.py: ``^nccl.*Kernel``), RCCL's too.
@@ -189,7 +190,7 @@ def rank_breakdown(store) -> View:
             *repeats,
         ],
     )
-    return View("time per rank and step (ns)", columns, rows, notes, text=frozenset())
+    return View("time per rank and step", columns, rows, notes, RUN)
 
 
 _STRAGGLERS = """
@@ -226,7 +227,7 @@ def stragglers(store) -> View:
             *repeats,
         ],
     )
-    return View("stragglers, slowest first (ns)", columns, rows, notes, text=frozenset())
+    return View("stragglers, slowest first", columns, rows, notes, RUN)
 
 
 _SKEW = """
@@ -250,7 +251,7 @@ def collective_skew(store) -> View:
     if mismatched:
         extra.append(f"{mismatched} collectives are not the same kind on every rank: ranks ran different sequences")
     columns = ("collective_no", "step", "collective", "ranks", "first", "last", "skew", "end_skew", "wait")
-    return View("collectives across ranks (ns)", columns, rows, _notes(store, extra), text=frozenset({"collective"}))
+    return View("collectives across ranks", columns, rows, _notes(store, extra), RUN)
 
 
 _PER_RANK = """
@@ -287,4 +288,4 @@ def merged_summary(store, record: str) -> View:
     columns = (key, "calls", "total", "ranks", "min", "min_rank", "median", "max", "max_rank")
     what = "host time of ops" if record == "ops" else "device time of kernels"
     notes = _notes(store, [f"min / median / max: per-rank totals of the {what}, with the rank holding each"])
-    return View(f"{record} across ranks (ns)", columns, rows, notes, text=frozenset({key}))
+    return View(f"{record} across ranks", columns, rows, notes, RUN)

@@ -30,7 +30,7 @@ from cupti import cupti
 
 from ...records import DeviceInfo, Records
 from ...torch_compat import has_primary_context, torch_profiler_running
-from . import GpuCapture, report_unavailable
+from .backend import GpuCapture, report_unavailable
 from .clock import ClockMap, ClockSample, sample
 from .device_work import describe
 from .graph_nodes import GraphNodeTracker
