@@ -16,6 +16,8 @@ Cost = process CPU time of a configuration minus that of plain (the profiler's s
 and teardown, and a gc.collect() of its garbage; with "+ table", the report too), median over
 ``--rounds`` rounds, each running every configuration once in a shuffled order,
 torch.set_num_threads(1). The aggregate sums each side's cost over the models before dividing.
+prof% and other%: the shares of the profiled steps that p.overview()'s total row gives the
+profiler's own recording and "other" (issue 12: other <= 15% once the profiler's time is its own).
 Before timing, each model is checked to give bit-identical losses, parameters, buffers and
 optimizer state with and without pyprof_live.
 
@@ -117,7 +119,10 @@ def measure(name: str, rounds: int, steps: int) -> dict:
     step = build(name)
     for _ in range(2):
         step()  # warm-up: optimizer state, allocator, lazy init
-    ops = len(run_pyprof_live(step, steps).records.ops)
+    profiled = run_pyprof_live(step, steps)
+    ops = len(profiled.records.ops)
+    total = profiled.overview().rows[-1]  # the "total" row over the profile's steps
+    shares = {c: total[c] / total["dur"] for c in ("profiler", "other")}
     gc.collect()
     gc.freeze()  # the model, torch and transformers: gc.collect() below then scans only new objects
     times = {config: [] for config in CONFIGS}
@@ -132,7 +137,7 @@ def measure(name: str, rounds: int, steps: int) -> dict:
     gc.unfreeze()
     median = {config: statistics.median(t) for config, t in times.items()}
     cost = {config: median[config] - median["plain"] for config in CONFIGS}
-    return {"ops": ops, "plain": median["plain"], "cost": cost}
+    return {"ops": ops, "plain": median["plain"], "cost": cost, "shares": shares}
 
 
 def main():
@@ -153,7 +158,10 @@ def main():
     )
     print("ratios (cost / cost): " + "; ".join(f"[{i}] {ours} / {peer}" for i, (ours, peer) in enumerate(RATIOS)))
     heads = " ".join(f"{f'[{i}]':>6}" for i in range(len(RATIOS)))
-    print(f"{'model':19} {'ops':>6} {'plain':>8} {'torch.prof':>10} {'pyprof':>8} {'numerics':>9} {heads}")
+    print(
+        f"{'model':19} {'ops':>6} {'plain':>8} {'torch.prof':>10} {'pyprof':>8} {'numerics':>9} {heads} "
+        f"{'prof%':>6} {'other%':>6}"
+    )
     results = {}
     for name in names:
         identical = same_numerics(name, args.steps)
@@ -162,7 +170,8 @@ def main():
         ratios = " ".join(f"{r['cost'][ours] / r['cost'][peer]:6.2f}" for ours, peer in RATIOS)
         print(
             f"{name:19} {r['ops']:6} {r['plain'] * 1e3:6.0f}ms {per_op['torch.profiler']:8.1f}µs "
-            f"{per_op['pyprof_live']:6.1f}µs {'same' if identical else 'DIFFER':>9} {ratios}"
+            f"{per_op['pyprof_live']:6.1f}µs {'same' if identical else 'DIFFER':>9} {ratios} "
+            f"{r['shares']['profiler']:6.1%} {r['shares']['other']:6.1%}"
         )
     ops = sum(r["ops"] for r in results.values())
     total = {c: sum(r["cost"][c] for r in results.values()) for c in CONFIGS}

@@ -87,6 +87,7 @@ def test_pick_run_and_worker_and_visit_every_view(served):
 
         click_and_wait(page, '#tabs a[data-view="memory"]')
         assert page.query_selector('[data-page="memory"] h2') is not None
+        screenshot(page, "dashboard_memory")
 
         click_and_wait(page, '#tabs a[data-view="distributed"]')
         workers = table_texts(page, "workers")
@@ -134,6 +135,36 @@ def test_zoom_the_trace_and_click_a_kernel(served):
         page.click('[data-details] a:text("aten::addmm")')
         page.wait_for_selector('[data-details] dd[data-field="module"]')
         assert page.inner_text('[data-details] dd[data-field="kind"]') == "op"
+
+
+def test_memory_view_of_a_real_trace_shows_the_peak_and_what_was_live_at_it(tmp_path, shared_data):
+    # The Qwen1.5 trace with profile_memory=True: tests/test_memory.py checks its cuda:0 peak
+    # (2,088,508,416 bytes) and live blocks by op against an independent reading of the JSON.
+    trace = shared_data / "kineto" / "tracelens_qwen1.5-0.5b_h100_infer.json.gz"
+    (tmp_path / "qwen").mkdir()
+    (tmp_path / "qwen" / "rank0.json.gz").write_bytes(trace.read_bytes())  # a copy: symlinks out are refused
+    cuda = [r for r in pyprof_live.load(trace).memory().rows if r["device"] == "cuda:0"]
+    server = pyprof_live.serve(tmp_path, port=0)
+    try:
+        with chromium_page() as page:
+            page.goto(server.url + "#view=memory&run=qwen&worker=rank0")
+            wait_ready(page)
+            chart = '.chart[data-chart="memory-cuda:0"]'
+            assert page.eval_on_selector(f"{chart} circle", "c => c.dataset.peak") == "2088508416"
+            assert page.inner_text(f"{chart} h3").startswith("cuda:0: peak 2.09 GB at ")  # 2,088,508,416 B
+            assert page.eval_on_selector(f"{chart} polyline", "l => l.points.length") > 2  # a curve over time
+            shown = [r for r in table_texts(page, "memory") if r[0] == "cuda:0"]
+            # (allocated before the profile) 985 MB, then aten::add 476 MB, aten::addmm 440 MB, ...
+            assert [r[1] for r in shown] == [r["op"] for r in cuda]
+            assert [r[2] for r in shown] == [human(r["live_bytes"], "bytes") for r in cuda]
+            assert shown[:3] == [
+                ["cuda:0", "(allocated before the profile)", "985 MB", "-", "-"],  # no blocks: never seen allocated
+                ["cuda:0", "aten::add", "476 MB", "26", "1.76 GB"],
+                ["cuda:0", "aten::addmm", "440 MB", "24", "1.32 GB"],
+            ]
+            screenshot(page, "dashboard_memory_kineto")
+    finally:
+        server.stop()
 
 
 def test_human_units_in_the_page_are_the_text_reports(served):
