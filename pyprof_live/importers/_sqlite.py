@@ -180,6 +180,19 @@ def _schema(path: Path, db) -> Schema:
         raise ProfileFormatError(path, "corrupt SQLite database (malformed schema text, not UTF-8)") from None
 
 
+#: The launch configuration columns of CUPTI's kernel activity record, as both nsys and nvprof name them.
+LAUNCH_COLUMNS = (
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+)
+
 #: The record fields nsys and nvprof exports give (read_export's ``fields``): the rest are constants.
 FIELDS_FROM_EXPORT = {
     "ops": ("name", "start", "end", "tid", "pid", "seq", "altseq", "external_id", "inputs", "kwargs", "layer"),

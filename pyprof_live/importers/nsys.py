@@ -36,6 +36,7 @@ from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
 from . import nvprof
 from ._sqlite import (
     FIELDS_FROM_EXPORT,
+    LAUNCH_COLUMNS,
     Schema,
     Strings,
     decode,
@@ -95,23 +96,7 @@ def _load_file(path, progress=None) -> Profile:
 
 #: Kernel columns read as integers, NULL read as 0 ("not recorded"); the launch dimensions are packed
 #: into one integer by the query, so a value of another type must fail there (see ``_dimension``).
-_KERNEL_OPTIONAL = (
-    "deviceId",
-    "streamId",
-    "globalPid",
-    "contextId",
-    "gridX",
-    "gridY",
-    "gridZ",
-    "blockX",
-    "blockY",
-    "blockZ",
-    "registersPerThread",
-    "staticSharedMemory",
-    "dynamicSharedMemory",
-    "graphId",
-    "graphNodeId",
-)
+_KERNEL_OPTIONAL = ("deviceId", "streamId", "globalPid", "contextId", *LAUNCH_COLUMNS, "graphId", "graphNodeId")
 _MEMORY_OPTIONAL = ("bytes", "copyKind", "deviceId", "streamId", "globalPid")
 
 

@@ -23,7 +23,7 @@ from functools import partial
 from ..api_names import cupti_api_name, cupti_names_api_calls
 from ..profile import Profile
 from ..records import ApiRecord, DeviceInfo, KernelRecord, MemoryRecord
-from ._sqlite import Schema, Strings, memory_record, require_activity, sort_by_start
+from ._sqlite import LAUNCH_COLUMNS, Schema, Strings, memory_record, require_activity, sort_by_start
 from .launches import LaunchingPids
 from .nvtx_markers import MARK, PUSH_POP, ranges_from_query
 
@@ -38,23 +38,7 @@ _MARKER = "CUPTI_ACTIVITY_KIND_MARKER"
 _MARKER_INSTANT, _MARKER_START, _MARKER_END = 1, 2, 4
 
 
-_KERNEL_INTEGERS = (
-    "start",
-    "end",
-    "deviceId",
-    "streamId",
-    "correlationId",
-    "contextId",
-    "gridX",
-    "gridY",
-    "gridZ",
-    "blockX",
-    "blockY",
-    "blockZ",
-    "registersPerThread",
-    "staticSharedMemory",
-    "dynamicSharedMemory",
-)
+_KERNEL_INTEGERS = ("start", "end", "deviceId", "streamId", "correlationId", "contextId", *LAUNCH_COLUMNS)
 _API_INTEGERS = ("start", "end", "correlationId", "processId", "threadId")
 _MEMORY_INTEGERS = ("start", "end", "bytes", "deviceId", "streamId", "correlationId")
 _DEVICE_INTEGERS = ("id", "computeCapabilityMajor", "computeCapabilityMinor", "numMultiprocessors", "globalMemorySize")
