@@ -19,7 +19,7 @@ CURVE_POINTS = 4000
 _TIME_COLUMNS = frozenset(
     "host host_self dev dev_self sil mean min max ideal dur kernel memcpy memset runtime dataloader cpu_exec profiler "
     "other gpu_busy gpu_idle fwd bwd dev_fwd dev_bwd at_stake host_self_a host_self_b d_host_self "
-    "dev_self_a dev_self_b d_dev_self time".split()
+    "dev_self_a dev_self_b d_dev_self compile time dynamo aot inductor".split()
 )
 _FLOP_COLUMNS = frozenset({"flops", "flops_a", "flops_b", "d_flops"})
 _BYTE_COLUMNS = frozenset({"bytes", "live_bytes", "allocated", "reserved", "peak"})

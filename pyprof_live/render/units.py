@@ -64,6 +64,11 @@ COLUMN_UNITS = {
             "dev_self_a",
             "dev_self_b",
             "d_dev_self",
+            "compile",  # the overview's compile time cut out of dur; p.compiles()'s time and phases
+            "time",
+            "dynamo",
+            "aot",
+            "inductor",
         ),
         "time",
     ),
