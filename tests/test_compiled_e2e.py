@@ -242,6 +242,21 @@ def test_each_kernel_has_the_flops_of_its_fused_ops_run_eagerly(run):
     print(f"flops equal to the eager replay for {checked} kernel calls ({len(eager)} distinct fused ops replayed)")
 
 
+def test_mlp_kernel_flops_by_hand(mlp):
+    """The MLP block (x 512 x 512, fc1 to 2048) by hand, per call of its forward kernels."""
+    ops = mlp.profile.records.ops
+    mlp.profile.correlation
+    costs = OpCosts(ops)
+    forward = [i for i, op in enumerate(ops) if op.kind == COMPILED and op.graph.endswith("forward")]
+    gelu = [i for i in forward if ops[i].module == "MLPBlock.act"]
+    # GELU on 512 x 2048 = 1,048,576 elements: x * 0.7071, erf, + 1, x * 0.5, product = 4 elementwise
+    # flops + erf's 20 (a transcendental) = 24 per element, each of the STEPS calls
+    assert [costs(i).flops for i in gelu] == [24 * 512 * 2048] * STEPS
+    # the residual x + fc2(...): one add per element of 512 x 512
+    residual = [i for i in forward if [ops[j].origin for j in costs.fused[i]] == ["aten::add"]]
+    assert [costs(i).flops for i in residual] == [512 * 512] * STEPS
+
+
 def test_compile_time_is_reported_and_cut_out_of_the_steps(mlp):
     p = mlp.profile
     compiles = [c for c in p.records.compiles if c.kind != "graph_break"]
