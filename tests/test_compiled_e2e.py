@@ -131,6 +131,7 @@ def run(request):
 
 def test_the_profile_changes_neither_graphs_kernels_nor_numerics(run):
     graphs, kernels = run.counts[False]
+    print(f"unprofiled {run.counts[False]}, profiled {run.counts[True]} (Dynamo graphs, Inductor kernels)")
     assert graphs >= 1 and kernels >= 1
     assert run.counts[True] == run.counts[False]
     plain, profiled = run.results[False], run.results[True]
