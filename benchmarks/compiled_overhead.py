@@ -10,8 +10,8 @@ runs the same compiled code:
   pyprof_live + table   the same, then p.table()
 Rounds alternate the configurations; each one's best and median time are printed (this machine is
 noisy). Goal (issue #11): pyprof_live <= 1.3x plain, and its added time <= 0.5x torch.profiler's. When
-torch.profiler's added time is within the spread of the plain runs, that ratio means nothing and is
-not printed.
+torch.profiler's added time is within the spread of the plain runs, that ratio is marked "(noise)":
+it says nothing then.
 
     .venv/bin/python benchmarks/compiled_overhead.py [--iters 10] [--rounds 7]
 """
@@ -117,7 +117,7 @@ def main():
             added = value[name] - plain
             versus = ""
             if name not in ("plain", "torch.profiler shapes"):
-                versus = f"{added / reference:.2f}x" if reference > spread else "n/a (noise)"
+                versus = f"{added / reference:.2f}x" + ("" if reference > spread else " (noise)")
             print(f"{'':8} {name:24} {value[name]:8.3f} {value[name] / plain:8.2f} {added:8.3f} {versus:>18}")
 
 
