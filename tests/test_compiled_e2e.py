@@ -145,13 +145,20 @@ def test_every_inductor_kernel_call_is_a_row_with_its_fused_ops_module_and_line(
     calls = [i for i, op in enumerate(ops) if op.kind == COMPILED]
     assert calls
     kernels = {(ops[i].graph, ops[i].name) for i in calls}
+    defined = sum(c.kernels for c in p.records.compiles)  # C++/Triton kernels the graphs' wrappers define
     print(f"{len(calls)} kernel calls of {len(kernels)} kernels in {len({g for g, _ in kernels})} graphs")
+    # every kernel Inductor generated is a row (Inductor's generated_kernel_count counts loop nests, not
+    # kernels: 16 for the MLP's 5 kernels)
+    assert len(kernels) == defined
     fused = {i: [j for j, f in enumerate(ops) if f.kind == FUSED and f.parent == i] for i in calls}
     for i in calls:
         op = ops[i]
         assert fused[i], op.name
         # An optimizer's kernels have the module all its parameters are in (the model's root).
         assert op.module and op.callsite and op.graph, (op.name, op.module, op.callsite, op.graph)
+        # a user line: the model's (tests/compiled_models.py) or, for the optimizer's kernels, the line of
+        # this file that called the compiled optimizer.step
+        assert op.callsite[0].startswith(("compiled_models.py:", "test_compiled_e2e.py:")), op.callsite
         assert all(ops[j].name.startswith(("aten::", "prims::")) for j in fused[i])
     rows = p.kernel_view(columns="op,fused,graph").rows
     assert sum(1 for r in rows if r["fused"]) == len(calls)  # one row per call...
