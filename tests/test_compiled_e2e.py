@@ -131,6 +131,7 @@ def run(request):
 
 def test_the_profile_changes_neither_graphs_kernels_nor_numerics(run):
     graphs, kernels = run.counts[False]
+    print(f"unprofiled {run.counts[False]}, profiled {run.counts[True]} (Dynamo graphs, Inductor kernels)")
     assert graphs >= 1 and kernels >= 1
     assert run.counts[True] == run.counts[False]
     plain, profiled = run.results[False], run.results[True]
@@ -144,13 +145,20 @@ def test_every_inductor_kernel_call_is_a_row_with_its_fused_ops_module_and_line(
     calls = [i for i, op in enumerate(ops) if op.kind == COMPILED]
     assert calls
     kernels = {(ops[i].graph, ops[i].name) for i in calls}
+    defined = sum(c.kernels for c in p.records.compiles)  # C++/Triton kernels the graphs' wrappers define
     print(f"{len(calls)} kernel calls of {len(kernels)} kernels in {len({g for g, _ in kernels})} graphs")
+    # every kernel Inductor generated is a row (Inductor's generated_kernel_count counts loop nests, not
+    # kernels: 16 for the MLP's 5 kernels)
+    assert len(kernels) == defined
     fused = {i: [j for j, f in enumerate(ops) if f.kind == FUSED and f.parent == i] for i in calls}
     for i in calls:
         op = ops[i]
         assert fused[i], op.name
         # An optimizer's kernels have the module all its parameters are in (the model's root).
         assert op.module and op.callsite and op.graph, (op.name, op.module, op.callsite, op.graph)
+        # a user line: the model's (tests/compiled_models.py) or, for the optimizer's kernels, the line of
+        # this file that called the compiled optimizer.step
+        assert op.callsite[0].startswith(("compiled_models.py:", "test_compiled_e2e.py:")), op.callsite
         assert all(ops[j].name.startswith(("aten::", "prims::")) for j in fused[i])
     rows = p.kernel_view(columns="op,fused,graph").rows
     assert sum(1 for r in rows if r["fused"]) == len(calls)  # one row per call...
@@ -240,6 +248,21 @@ def test_each_kernel_has_the_flops_of_its_fused_ops_run_eagerly(run):
         checked += 1
     assert checked == sum(1 for op in ops if op.kind == COMPILED)
     print(f"flops equal to the eager replay for {checked} kernel calls ({len(eager)} distinct fused ops replayed)")
+
+
+def test_mlp_kernel_flops_by_hand(mlp):
+    """The MLP block (x 512 x 512, fc1 to 2048) by hand, per call of its forward kernels."""
+    ops = mlp.profile.records.ops
+    mlp.profile.correlation
+    costs = OpCosts(ops)
+    forward = [i for i, op in enumerate(ops) if op.kind == COMPILED and op.graph.endswith("forward")]
+    gelu = [i for i in forward if ops[i].module == "MLPBlock.act"]
+    # GELU on 512 x 2048 = 1,048,576 elements: x * 0.7071, erf, + 1, x * 0.5, product = 4 elementwise
+    # flops + erf's 20 (a transcendental) = 24 per element, each of the STEPS calls
+    assert [costs(i).flops for i in gelu] == [24 * 512 * 2048] * STEPS
+    # the residual x + fc2(...): one add per element of 512 x 512
+    residual = [i for i in forward if [ops[j].origin for j in costs.fused[i]] == ["aten::add"]]
+    assert [costs(i).flops for i in residual] == [512 * 512] * STEPS
 
 
 def test_compile_time_is_reported_and_cut_out_of_the_steps(mlp):

@@ -164,6 +164,23 @@ def test_compile_events_view_overview_and_step_times():
     ]
 
 
+def test_compile_times_read_in_human_units():
+    """Compile times are seconds, not a step's nanoseconds: the overview's compile column, p.compiles()'s
+    time and phases and the note read like every other time."""
+    ops = [OpRecord("aten::add", 0, 3_000_000_000, tid=1)]
+    phases = {"dynamo": 400_000_000, "aot": 300_000_000, "inductor": 1_800_000_000}
+    compiles = [CompileRecord("compile", 100, 2_500_000_100, compile_id="0/0", name="f", phases=phases)]
+    ranges = [RangeRecord("step 0", 0, 3_000_000_000, kind="step")]
+    p = Profile(ops=ops, ranges=ranges, compiles=compiles, meta={"source": "test"})
+    overview = p.overview().table()
+    # step 0: 3 s, 2.5 s of it compiling -> dur 500 ms, compile 2.5 s
+    assert "500 ms" in overview and "2.5 s" in overview and "2500000000" not in overview
+    assert "2.5 s compiling (dynamo 400 ms, aot 300 ms, inductor 1.8 s)" in overview
+    (row,) = [line.split() for line in p.compiles().table().splitlines() if line.startswith("compile ")]
+    # after event, id, function and where ("-"): time, dynamo, aot, inductor
+    assert row[4:12] == ["2.5", "s", "400", "ms", "300", "ms", "1.8", "s"]
+
+
 def test_recompiles_are_recommended_against_with_the_dimension_to_mark_dynamic():
     reason = "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"
     compiles = [

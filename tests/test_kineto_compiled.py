@@ -68,8 +68,7 @@ def test_a_log_of_another_run_adds_no_fused_ops(shared_data):
     assert not any(op.kind == "fused" for op in profile.records.ops)
 
 
-@pytest.fixture(scope="module")
-def cpu_recording(tmp_path_factory):
+def _record(tmp_path_factory, *options):
     """A compiled 2-block MLP training step, 2 steps under torch.profiler, with its TORCH_TRACE log (real, made now)."""
     if torch_compat.TORCH < (2, 9):  # CI's oldest-torch job runs 2.6
         pytest.skip(
@@ -77,12 +76,36 @@ def cpu_recording(tmp_path_factory):
         )
     out = tmp_path_factory.mktemp("compiled_recording")
     subprocess.run(
-        [sys.executable, "-m", "tests.compiled_recording", str(out), "2"],
+        [sys.executable, "-m", "tests.compiled_recording", str(out), "2", *options],
         check=True,
         cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         timeout=900,
     )
+    return out
+
+
+@pytest.fixture(scope="module")
+def cpu_recording(tmp_path_factory):
+    return _record(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def cpu_recording_backward_with_forward(tmp_path_factory):
+    import torch._functorch.config as functorch_config
+
+    if not hasattr(functorch_config, "force_non_lazy_backward_lowering"):
+        pytest.skip(f"torch {torch_compat.TORCH} cannot lower the backward graph with the forward")
+    return _record(tmp_path_factory, "backward-with-forward")
+
+
+def _fused_of(ops, i):
+    """The fused records right after kernel call ``i``."""
+    out = []
+    for op in ops[i + 1 :]:
+        if op.kind != "fused":
+            break
+        out.append(op)
     return out
 
 
@@ -109,12 +132,7 @@ def test_inductor_cpu_kernels_tied_to_fused_ops_from_the_log_found_beside_the_tr
     assert len(calls) == len(by_graph["0/0 forward"]) + len(by_graph["0/0 backward"])
 
     def fused_of(i):
-        out = []
-        for op in ops[i + 1 :]:
-            if op.kind != "fused":
-                break
-            out.append(op)
-        return out
+        return _fused_of(ops, i)
 
     # Forward: every call has its call site's nodes, in order, as fused ops (denominator: the forward calls)
     order = {}
@@ -140,3 +158,36 @@ def test_inductor_cpu_kernels_tied_to_fused_ops_from_the_log_found_beside_the_tr
     halves = [f for f in fused_of(gelu) if f.name == "aten::mul" and 0.5 in f.inputs]
     assert len(halves) == 1 and halves[0].inputs[0].shape == (32, 256)
     assert evaluate(halves[0]).flops == 32 * 256  # one multiply per element
+
+
+@pytest.mark.e2e
+def test_a_backward_lowered_with_its_forward_has_its_fused_ops_too(cpu_recording_backward_with_forward):
+    """Lowered with the forward, the backward's node map is logged; the log's entry for it then also
+    restates the forward's call sites (handles 1-9): only those of its own wrapper are the backward's."""
+    (log,) = (cpu_recording_backward_with_forward / "torch_trace").glob("dedicated_log_torch_trace_*.log")
+    forward, backward = read_provenance(log)
+    assert (forward.aot_id, backward.aot_id) == ("0_forward", "0_backward")
+    # forward: 5 C++ + 4 addmm call sites, handles 1-9; backward: 5 C++ + 8 mm call sites, handles 10-22
+    assert [k.handle for k in forward.kernels] == list(range(1, 10))
+    assert [k.handle for k in backward.kernels] == list(range(10, 23))
+    assert all(k.nodes for k in forward.kernels + backward.kernels)
+    # two GELU backward sites (one per block), each fusing the 12 nodes of gelu_backward + fc1's bias-grad sum
+    gelu_backward = [k for k in backward.kernels if k.kernel == "cpp_fused_gelu_gelu_backward_sum_1"]
+    assert [(k.handle, len(k.nodes)) for k in gelu_backward] == [(12, 12), (18, 12)]
+
+    profile = load_kineto(cpu_recording_backward_with_forward / "trace.json")
+    ops = profile.records.ops
+    calls = [i for i, op in enumerate(ops) if op.kind == "compiled"]
+    # denominator: 20 kernel calls = 2 steps x (5 forward + 5 backward C++ call sites), all tied
+    assert len(calls) == 20 and profile.meta["compiled"]["kernel_calls_with_fused_ops"] == 20
+    sites = {"0/0 forward": forward, "0/0 backward": backward}
+    for i in calls:
+        # each call fuses the nodes of one of its kernel's call sites in that graph (getitem & co. are no op)
+        site_nodes = {
+            tuple(n.op for n in k.nodes if n.op) for k in sites[ops[i].graph].kernels if k.kernel == ops[i].name
+        }
+        assert tuple(f"{f.name}.{f.overload}" for f in _fused_of(ops, i)) in site_nodes
+    kernel_time = sum(ops[i].end - ops[i].start for i in calls)
+    tied_time = sum(ops[i].end - ops[i].start for i in calls if _fused_of(ops, i))
+    print(f"Inductor kernel time tied to fused ops: {tied_time} of {kernel_time} ns (20 of 20 calls)")
+    assert tied_time == kernel_time > 0  # 100% of the Inductor kernel time, both graphs

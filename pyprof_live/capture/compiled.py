@@ -348,15 +348,33 @@ class CompiledCapture:
         for calls in graph_calls.values():
             calls.sort(key=lambda call: call[0])
         records = []
+        # A static graph's call site fuses the same nodes at every call, and a kernel's arguments repeat
+        # their shapes: both are worked out once per profile, not once per call (a step calls each often).
+        site_facts: dict = {}  # (graph, wrapper line) -> ((fused op, our module path), ...), module, line
+        split: dict = {}  # (argument shapes, roles) -> (read, written)
         for run, kernel, line, start, end, tid, direction, op_id, meta in self.kernel_calls:
             info = run.info
             site = info.sites.get(line)
-            fused = site.fused if site is not None else ()
             roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
-            reads, writes = _split_by_role(meta, roles)
+            parts = split.get((meta, roles))
+            if parts is None:
+                parts = split[(meta, roles)] = _split_by_role(meta, roles)
+            reads, writes = parts
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
-            if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
-                fused = [_with_sizes(f, sizes) for f in fused]
+            facts = None if sizes else site_facts.get((id(info), line))
+            if facts is None:
+                fused = site.fused if site is not None else ()
+                if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
+                    fused = [_with_sizes(f, sizes) for f in fused]
+                paths = [_module_path(f.module, info.roots) for f in fused]
+                facts = (
+                    tuple(zip(fused, paths)),
+                    inductor.common_module(paths),
+                    inductor.most_common([f.callsite for f in fused]),
+                )
+                if not sizes:
+                    site_facts[(id(info), line)] = facts
+            templates, module, where = facts
             fused_records = [
                 OpRecord(
                     name=f.name,
@@ -369,15 +387,13 @@ class CompiledCapture:
                     inputs=f.inputs,
                     outputs=f.outputs,
                     kwargs=f.kwargs,
-                    module=_module_path(f.module, info.roots),
+                    module=path,
                     callsite=f.callsite,
                     graph=info.name,
                     origin=f.origin,
                 )
-                for f in fused
+                for f, path in templates
             ]
-            module = inductor.common_module([f.module for f in fused_records])
-            where = inductor.most_common([f.callsite for f in fused_records])
             if not module or not where:  # no provenance, or code outside the user's (an optimizer's
                 # step): where the graph was called from
                 called_in, frames, _ = _enclosing_call(graph_calls.get(tid, ()), start)

@@ -133,6 +133,10 @@ class _GraphText:
     nodes: dict = field(default_factory=dict)  # name -> FusedNode
     original_aten: dict = field(default_factory=dict)  # "kernel:handle" or "kernel" -> tuple of ops
     aot_id: str = ""
+    #: "kernel:handle" of every debug-handle comment in the graph's own wrapper. Inductor numbers handles
+    #: per compile, and a backward graph lowered with its forward (not lazily) is logged with the
+    #: forward's entries too: only these call sites are the graph's.
+    handles: frozenset = frozenset()
 
 
 def read_provenance(path) -> list[CompiledGraph]:
@@ -153,7 +157,7 @@ def read_provenance(path) -> list[CompiledGraph]:
         elif (
             "inductor_output_code" in meta or (meta.get("graph_dump") or {}).get("name") == "inductor_aot_wrapper_code"
         ):
-            text.original_aten, text.aot_id = _wrapper_comments(payload)
+            text.original_aten, text.aot_id, text.handles = _wrapper_comments(payload)
         elif artifact in ("fx_graph_cache_miss", "fx_graph_cache_hit"):
             cache_key = _json_payload(path, number, payload).get("key", "") or ""
             if current is not None:
@@ -310,10 +314,12 @@ def _value(text: str, types: dict):
     return text
 
 
-def _wrapper_comments(payload: list) -> tuple[dict, str]:
+def _wrapper_comments(payload: list) -> tuple[dict, str, frozenset]:
     """``Original ATen`` comment of each kernel call in the generated wrapper, keyed by
-    ``"kernel:handle"`` when the call carries a debug handle, else by kernel name; and the AOT id."""
+    ``"kernel:handle"`` when the call carries a debug handle, else by kernel name; the AOT id; and
+    the debug handles of all its calls."""
     found: dict = {}
+    handles = set()
     aot_id = ""
     aten: tuple | None = None
     handle = ""
@@ -323,16 +329,17 @@ def _wrapper_comments(payload: list) -> tuple[dict, str]:
             if match is not None:
                 aot_id = match.group(1)
                 continue
+        match = _HANDLE_COMMENT.match(text)
+        if match is not None:
+            handles.add(match.group(1))
+            handle = match.group(1) if aten is not None else handle
+            continue
         match = _ORIGINAL_ATEN.match(text)
         if match is not None:
             aten = tuple(_aten_name(a) for a in match.group(1).split(",") if a.strip())
             handle = ""
             continue
         if aten is None:
-            continue
-        match = _HANDLE_COMMENT.match(text)
-        if match is not None:
-            handle = match.group(1)
             continue
         if text.lstrip().startswith(_NOT_A_CALL):
             continue  # more comments, the stream fetched before a launch, C++ shape constants
@@ -341,7 +348,7 @@ def _wrapper_comments(payload: list) -> tuple[dict, str]:
             name = next(g for g in call.groups() if g)
             found.setdefault(handle or name, aten)
         aten = None
-    return found, aot_id
+    return found, aot_id, frozenset(handles)
 
 
 def _aten_name(text: str) -> str:
@@ -379,6 +386,8 @@ def _merge(graph: CompiledGraph, artifact: str, mapping: dict, text: _GraphText)
         if not isinstance(values, list):
             continue
         name, handle = _split_handle(key)
+        if handle is not None and text.handles and key not in text.handles:
+            continue  # a call site of another graph of the same compile
         index = by_key.get((name, handle))
         old = graph.kernels[index] if index is not None else KernelProvenance(name, handle)
         if artifact == "inductor_provenance_tracking_kernel_stack_traces":

@@ -554,11 +554,11 @@ def compile_note(profile) -> str:
         parts.append(f"{kinds['backward']} backward graphs")
     if kinds["graph_break"]:
         parts.append(f"{kinds['graph_break']} graph breaks")
-    split = ", ".join(f"{p} {phases[p]}" for p in _COMPILE_PHASES if phases[p])
+    split = ", ".join(f"{p} {duration(phases[p])}" for p in _COMPILE_PHASES if phases[p])
     graphs = sum(c.graphs for c in compiles)
     kernels = sum(c.kernels for c in compiles)
     return (
-        f"torch.compile: {', '.join(parts)}; {graphs} graphs, {kernels} Inductor kernels; {spent} ns compiling"
+        f"torch.compile: {', '.join(parts)}; {graphs} graphs, {kernels} Inductor kernels; {duration(spent)} compiling"
         + (f" ({split})" if split else "")
         + ", not counted in step times: p.compiles()"
     )
