@@ -131,46 +131,160 @@ def register_global_module_hooks(enter, exit_) -> list:
     ]
 
 
-#: True while Dynamo traces (the global module hooks must do nothing then): 2.6-2.10 compile code called
-#: under the op hook (:func:`dynamo_skips_frames_under_our_mode`) and inline the global hooks, and on 2.6 their
-#: path bookkeeping broke Dynamo's side-effect tracking ("... is already tracked for mutation"). 2.6-2.15.
+#: True while Dynamo traces (the global module hooks must do nothing then). They are taken off while Dynamo
+#: compiles (capture/compile_events.py); this covers a trace that starts without Dynamo's compile callbacks:
+#: on 2.6 their path bookkeeping broke Dynamo's side-effect tracking ("... is already tracked for mutation").
+#: 2.6-2.15.
 is_compiling = _attribute(torch, "compiler.is_compiling") or (lambda: False)
 
 #: ``torch.compile(module)`` returns an OptimizedModule holding the module under this attribute. 2.6-2.15.
 COMPILED_MODULE_ATTRIBUTE = "_orig_mod"
 
-# -- torch.compile: Dynamo and Inductor (capture/compiled.py) -------------------------------------------
+# -- torch.compile: Dynamo and Inductor (capture/compiled.py, compile_events.py, inductor.py) -------------
+
+# Dynamo never skips a frame for the op hook, on any release (but see
+# :func:`compiled_code_runs_compiled_under_the_op_hook`). 2.6-2.10: Dynamo's check reads a flag only
+# ``TorchDispatchMode.__enter__`` sets, and the hook is pushed with ``_push_mode``: Dynamo does not see it.
+# 2.11-2.15: Dynamo walks the mode stack (``torch._dynamo.config.inline_torch_dispatch_torch_compile``, on by
+# default) and skips a frame under a mode unless its ``ignore_compile_internals()`` (2.9+) returns True, which the
+# op hook's does. Dynamo compiles under ``_disable_current_modes()`` on every release: the hook never sees the
+# compiler's own ops. (tests/test_torch_compat.py checks it on the release it runs on.)
 
 
-def dynamo_skip_reporter():
-    """The module whose ``add_skip_reason(reason, frame)`` Dynamo calls for each frame it skips, or None.
+def compiled_code_runs_compiled_under_the_op_hook() -> bool:
+    """Can a graph Dynamo compiled run under the op hook without failing its guards at every call?
 
-    2.6-2.12: none (their Dynamo logs skips but reports them to no function). 2.13-2.15: defined in
-    ``torch._dynamo.eval_frame``, imported into and called from ``torch._dynamo.convert_frame``, which is the
-    module returned (patching it there takes effect).
+    Dynamo compiles with the dispatch modes taken off, and its tensor guards compare each input's dispatch keys
+    with the thread's: under the op hook those hold the Python keys a mode adds. 2.10-2.15 mask those keys in
+    the comparison (``torch._C._dynamo.guards.set_is_in_mode_without_ignore_compile_internals``, pytorch PR
+    164992, 2.10+: checked in the sources of 2.6.0 to 2.15.0). 2.6-2.9 do not: each call under a profile fails
+    its guards and recompiles (checked on 2.6: a recompile per step, ``- 0/0:`` with no reason), up to Dynamo's
+    recompile limit, after which Dynamo gives up on the function for good, also after the profile.
     """
-    convert_frame = _module("torch._dynamo.convert_frame")
-    return convert_frame if callable(getattr(convert_frame, "add_skip_reason", None)) else None
-
-
-def dynamo_skips_frames_under_our_mode() -> bool:
-    """Does Dynamo run a frame eagerly (not compile it) when it starts while the op hook is on the mode stack?
-
-    2.6-2.10: no. Dynamo's check reads a flag only ``TorchDispatchMode.__enter__`` sets, and the hook is
-    pushed with ``_push_mode``: code called under a profile is compiled as usual, tracing the global module
-    hooks (see :data:`is_compiling`). 2.11-2.15: yes, it walks the mode stack
-    (``torch._dynamo.config.inline_torch_dispatch_torch_compile``, on by default) and skips the frame, reporting
-    it through ``add_skip_reason``, unless the mode's ``ignore_compile_internals()`` (2.9+) returns True.
-    """
-    config = _module("torch._dynamo.config")
-    return bool(getattr(config, "inline_torch_dispatch_torch_compile", False))
+    guards = _module("torch._C._dynamo.guards")
+    return hasattr(guards, "set_is_in_mode_without_ignore_compile_internals")
 
 
 def compiled_fx_graph_class():
-    """Inductor's ``CompiledFxGraph`` (every compiled graph runs through its ``__call__``), or None when
-    nothing was compiled yet in this process (its module is not imported). ``torch._inductor.output_code``
-    in 2.6-2.15."""
-    return _attribute(sys.modules.get("torch._inductor.output_code"), "CompiledFxGraph")
+    """Inductor's ``CompiledFxGraph``: every graph Inductor compiles is one, built with
+    ``__init__(current_callable, graph, gm, ...)`` and run through ``__call__(self, inputs)``; its
+    ``source_code``, ``fx_kwargs["is_backward"/"is_inference"]``, ``cache_key`` and ``current_callable``
+    (the wrapper module's ``call``). In ``torch._inductor.output_code`` with that signature in 2.6, 2.13 and
+    2.15 (checked); imports Inductor."""
+    from torch._inductor.output_code import CompiledFxGraph
+
+    return CompiledFxGraph
+
+
+def loaded_wrapper_module(cache_key: str):
+    """The Python module Inductor loaded a graph's wrapper code into, by the graph's ``cache_key``, or None:
+    ``sys.modules["torch._inductor.runtime.compile_tasks." + key]`` (``_reload_python_module``), 2.6-2.15 (release
+    sources checked)."""
+    return sys.modules.get("torch._inductor.runtime.compile_tasks." + cache_key)
+
+
+#: The class of an ATen overload (``torch.ops.aten.addmm.default``), what FX graph nodes call. ``torch._ops``,
+#: 2.6-2.15.
+OpOverload = torch._ops.OpOverload
+
+
+#: Inductor config read when it compiles, set while a profile is installed (module -> key -> value):
+#: - ``trace.provenance_tracking_level`` 1: Inductor records which graph nodes each kernel fused (the
+#:   ``# [Provenance debug handles]`` comments and :func:`inductor_kernel_nodes`). 2.9-2.15; 2.6-2.8 have no
+#:   such setting (:func:`inductor_tracks_provenance` is False; the setting is left out);
+#: - ``fx_graph_cache`` / ``enable_autograd_cache`` off, so a graph is regenerated with that provenance rather
+#:   than loaded from a cache. Both in 2.6, 2.13 and 2.15.
+_PROFILING_COMPILE_CONFIG: dict[str, dict] = {
+    "torch._inductor.config": {"trace.provenance_tracking_level": 1, "fx_graph_cache": False},
+    "torch._functorch.config": {"enable_autograd_cache": False},
+}
+
+
+def _has_setting(config, dotted: str) -> bool:
+    owner = config
+    for part in dotted.split("."):
+        if not hasattr(owner, part):
+            return False
+        owner = getattr(owner, part)
+    return True
+
+
+def profiling_compile_config() -> list:
+    """``(config module, key, value)`` to set while a profile is installed (see
+    :data:`_PROFILING_COMPILE_CONFIG`), the settings this release lacks left out; where compiled code cannot run
+    compiled under the op hook (2.6-2.9), Dynamo's ``disable``: compiled functions run eagerly under the
+    profile, and their compiled code and Dynamo's recompile budget are left as they were. Imports the config
+    modules."""
+    settings = []
+    if not compiled_code_runs_compiled_under_the_op_hook():
+        settings.append((_module("torch._dynamo.config"), "disable", True))
+    for module_name, values in _PROFILING_COMPILE_CONFIG.items():
+        config = _module(module_name)
+        settings += [(config, key, value) for key, value in values.items() if _has_setting(config, key)]
+    return settings
+
+
+def inductor_tracks_provenance() -> bool:
+    """Can Inductor say which graph nodes each kernel fused (``trace.provenance_tracking_level``)? 2.9-2.15;
+    2.6-2.8: no (release sources 2.6.0 to 2.15.0 checked), so kernel rows there have no fused ops."""
+    return _has_setting(_module("torch._inductor.config"), "trace.provenance_tracking_level")
+
+
+def inductor_kernel_nodes() -> dict:
+    """A copy of Inductor's ``"kernel:handle" -> [post-grad node names]`` map of the graph compiling now
+    (``torch._inductor.debug._inductor_triton_kernel_to_post_grad_node_info``, filled with provenance
+    tracking on, read inside ``CompiledFxGraph.__init__``). 2.7-2.15 (filled from 2.9, with provenance tracking);
+    2.6 has none: ``{}`` (release sources 2.6.0 to 2.15.0 checked)."""
+    nodes = _attribute(_module("torch._inductor.debug"), "_inductor_triton_kernel_to_post_grad_node_info")
+    return dict(nodes or {})
+
+
+def current_compile_id() -> str:
+    """Dynamo's id of the compile in progress ("0/1"), "" outside one.
+    ``torch._guards.CompileContext.current_compile_id()``, 2.6-2.15."""
+    from torch._guards import CompileContext
+
+    compile_id = CompileContext.current_compile_id()
+    return "" if compile_id is None else str(compile_id)
+
+
+def compile_callbacks():
+    """Dynamo's ``callback_handler``: ``register_/remove_start_callback``, ``register_/remove_end_callback``
+    and the ``start_callbacks`` / ``end_callbacks`` lists, around each outermost compile. 2.6-2.15
+    (``torch._dynamo.callback``). What a callback gets: 2.8+ a ``CallbackArgs`` (``callback_trigger.name``
+    ``DYNAMO`` / ``LAZY_BACKWARD``, ``compile_id``); 2.6-2.7 no argument (release sources checked; run on 2.6)."""
+    from torch._dynamo.callback import callback_handler
+
+    return callback_handler
+
+
+def compilation_metrics() -> list:
+    """Dynamo's ``CompilationMetrics`` of this process's compiles (``torch._dynamo.utils.get_compilation_metrics``,
+    2.6-2.15): ``compile_id``, ``co_name``, ``co_filename``, ``co_firstlineno``, ``start_time_us``, ``is_forward``,
+    the ``*_cumulative_compile_time_us`` phases and the cache counts; ``recompile_reason`` 2.7-2.15. Read each with
+    ``getattr(m, name, None)``: fields come and go between releases. ``[]`` where torch fails to give them."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+
+        return list(get_compilation_metrics())
+    except Exception:  # a torch without them: compile events keep their times, without names or reasons
+        return []
+
+
+def graph_break_logger():
+    """Dynamo's ``graph_breaks`` artifact logger (``torch._dynamo.symbolic_convert.graph_break_log``; message
+    "... in user code at F:L\nGraph Break Reason: R"), or None. 2.6, 2.13, 2.15 (checked)."""
+    return _attribute(_module("torch._dynamo.symbolic_convert"), "graph_break_log")
+
+
+def dynamo_never_compile(code) -> None:
+    """Tell Dynamo never to compile ``code`` as a frame of its own (``torch._dynamo.eval_frame.skip_code``:
+    defined there 2.7+, imported there from ``torch._C._dynamo.eval_frame`` in 2.6; 2.6, 2.13, 2.15 checked)."""
+    from torch._dynamo import eval_frame
+
+    skip = getattr(eval_frame, "skip_code", None)
+    if skip is not None:
+        skip(code)
 
 
 # -- GPU path (capture/gpu/) and importers ---------------------------------------------------------------

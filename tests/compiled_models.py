@@ -6,9 +6,19 @@ asks for >= 95% of a compiled step's host time in rows), and small enough to com
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from pyprof_live import torch_compat
+
+#: Tests of compiled code running compiled under profile(): torch 2.6-2.9 run it eagerly there.
+needs_compiled_runs = pytest.mark.skipif(
+    not torch_compat.compiled_code_runs_compiled_under_the_op_hook(),
+    reason=f"torch {torch.__version__} runs torch.compile'd code eagerly under profile() (its Dynamo's tensor guards "
+    "see the op hook's dispatch keys: torch_compat.compiled_code_runs_compiled_under_the_op_hook)",
+)
 
 
 class MLPBlock(nn.Module):

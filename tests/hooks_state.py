@@ -24,10 +24,6 @@ def hooks_state() -> dict:
         "profiler": torch_compat.torch_profiler_running(),
         "torch_compile": torch.compile,
         "active_profiles": tuple(session._active),
-        "dynamo_skip_hook_is_ours": getattr(
-            getattr(sys.modules.get("torch._dynamo.convert_frame"), "add_skip_reason", None), "__module__", ""
-        )
-        == "pyprof_live.capture.compiled",
         **_compile_state(),
     }
 
@@ -43,7 +39,10 @@ def _compile_state() -> dict:
     return {
         "compiled_graph_patched": graph is not None
         and any(graph.__dict__[name].__module__.startswith("pyprof_live") for name in ("__init__", "__call__")),
-        "provenance_patched": config is not None and config.trace.provenance_tracking_level == 1,
+        "provenance_patched": config is not None
+        and torch_compat.inductor_tracks_provenance()  # 2.9+
+        and config.trace.provenance_tracking_level == 1,
+        "dynamo_disabled": getattr(sys.modules.get("torch._dynamo.config"), "disable", False),
         "compile_callbacks_ours": any(
             type(getattr(cb, "__self__", None)).__name__ == "CompileEvents" for cb in callbacks
         ),

@@ -21,9 +21,9 @@ from pyprof_live.analysis.compiled import OpCosts, timed_parents
 from pyprof_live.analysis.timeline import step_breakdown
 from pyprof_live.formulas import evaluate
 from pyprof_live.records import COMPILED, FUSED, NO_LINK, TensorMeta
-from tests.compiled_models import GPT, GPT_CONFIG, AttentionBlock, MLPBlock, gpt_batch
+from tests.compiled_models import GPT, GPT_CONFIG, AttentionBlock, MLPBlock, gpt_batch, needs_compiled_runs
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, needs_compiled_runs]
 
 STEPS = 5
 

@@ -70,10 +70,9 @@ def test_a_log_of_another_run_adds_no_fused_ops(shared_data):
 
 def _record(tmp_path_factory, *options):
     """A compiled 2-block MLP training step, 2 steps under torch.profiler, with its TORCH_TRACE log (real, made now)."""
-    if torch_compat.TORCH < (2, 9):  # CI's oldest-torch job runs 2.6
-        pytest.skip(
-            f"Inductor's provenance tracking (trace.provenance_tracking_level) needs torch 2.9+, not {torch_compat.TORCH}"
-        )
+    if not torch_compat.inductor_tracks_provenance():  # CI's oldest-torch job runs 2.6
+        release = ".".join(map(str, torch_compat.TORCH))
+        pytest.skip(f"torch {release}: Inductor has no provenance tracking (trace.provenance_tracking_level, 2.9+)")
     out = tmp_path_factory.mktemp("compiled_recording")
     subprocess.run(
         [sys.executable, "-m", "tests.compiled_recording", str(out), "2", *options],

@@ -64,8 +64,9 @@ def test_table_and_every_view(profiled):
     table = p.table(columns="idx,dir,module,op,flops", width=200).splitlines()
     assert table[0].split() == ["Idx", "Direction", "ModulePath", "Op", "FLOPs"]
     op = "aten::addmm" if model == "cnn" else "aten::mm"
-    flops = "640 FLOP" if model == "cnn" else "102 kFLOP"  # 102,400 (test_the_ops_and_their_flops), 3 digits shown
-    assert any(line.split()[1:] == ["fwd", head, op, *flops.split()] for line in table[1:])
+    # The head's flops (640 and 102,400, see test_the_ops_and_their_flops) in the table's units, 3 significant digits.
+    flops = ["640", "FLOP"] if model == "cnn" else ["102", "kFLOP"]
+    assert any(line.split()[1:] == ["fwd", head, op, *flops] for line in table[1:])
     for name in VIEW_NAMES:
         assert str(p.view(name)).strip(), name
     modules = {row["module"] for row in p.modules().rows}

@@ -195,9 +195,10 @@ def test_only_capture_imports_torch_compat_at_module_level():
     assert eager == []
 
 
-def test_dynamo_compiles_under_the_op_hook_on_every_release():
-    # 2.6-2.10: Dynamo does not see a mode pushed with _push_mode; 2.11+: it walks the mode stack, and the op
-    # hook's ignore_compile_internals() tells it to compile anyway.
+def test_compiled_code_under_the_op_hook_runs_compiled_or_eagerly_by_release():
+    # 2.10+: Dynamo compiles code called under the op hook (2.6-2.10 do not see the hook, 2.11+ see that it ignores
+    # compile internals) and its guards ignore the hook's dispatch keys, so the graph runs. 2.6-2.9: Dynamo is off
+    # while the profile is installed (each call would fail its guards and recompile), so the code runs eagerly.
     compiles = []
 
     def backend(graph_module, example_inputs):
@@ -207,6 +208,39 @@ def test_dynamo_compiles_under_the_op_hook_on_every_release():
     f = torch.compile(lambda x: torch.sin(x) + 1, backend=backend)
     with pyprof_live.profile(gpu="off") as p:
         out = f(torch.zeros(3))
+        f(torch.zeros(3))
     assert out.tolist() == [1.0, 1.0, 1.0]
-    assert len(compiles) == 1
-    assert [op.name for op in p.records.ops if op.name in ("aten::sin", "aten::add")] == ["aten::sin", "aten::add"]
+    compiled = torch_compat.compiled_code_runs_compiled_under_the_op_hook()
+    assert len(compiles) == (1 if compiled else 0)  # compiled once, not at each call
+    assert p.meta.get("compiled_code_runs_eagerly", False) is not compiled
+    # The eager backend runs the graph's torch calls: the op hook sees them either way.
+    assert [op.name for op in p.records.ops if op.name in ("aten::sin", "aten::add")] == ["aten::sin", "aten::add"] * 2
+
+
+def test_compiled_code_runs_compiled_from_torch_2_10():
+    # pytorch PR 164992 (2.10) made Dynamo's tensor guards mask the Python dispatch keys a mode adds.
+    assert torch_compat.compiled_code_runs_compiled_under_the_op_hook() is (torch_compat.TORCH >= (2, 10))
+
+
+def test_where_compiled_code_cannot_run_compiled_dynamo_is_off_during_the_profile_only(monkeypatch):
+    from torch._dynamo import config
+
+    from pyprof_live.capture import session
+
+    monkeypatch.setattr(torch_compat, "compiled_code_runs_compiled_under_the_op_hook", lambda: False)
+    monkeypatch.setattr(session, "_told_eager", [])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with pyprof_live.profile(gpu="off") as p:
+                assert config.disable is True
+    assert config.disable is False
+    told = [str(w.message) for w in caught if "runs eagerly" in str(w.message)]
+    assert len(told) == 1 and told[0].startswith(f"pyprof_live: torch {torch.__version__}: torch.compile'd code")
+    assert p.meta["compiled_code_runs_eagerly"] is True and p.meta["warnings"] == [
+        told[0].removeprefix("pyprof_live: ")
+    ]
+
+
+def test_inductor_provenance_tracking_from_torch_2_9():
+    assert torch_compat.inductor_tracks_provenance() is (torch_compat.TORCH >= (2, 9))

@@ -17,6 +17,7 @@ import re
 import threading
 import time
 
+from .. import torch_compat
 from ..records import CompileRecord
 from . import callsite
 
@@ -57,7 +58,14 @@ class _GraphBreaks(logging.Handler):
             return
         if match is not None:
             filename, line, reason = match.groups()
-            self.events.append((_now(), _compile_id(), callsite.file_line(filename, int(line)), _break_reason(reason)))
+            self.events.append(
+                (
+                    _now(),
+                    torch_compat.current_compile_id(),
+                    callsite.file_line(filename, int(line)),
+                    _break_reason(reason),
+                )
+            )
 
 
 def _break_reason(text: str) -> str:
@@ -69,13 +77,6 @@ def _break_reason(text: str) -> str:
     lines = paragraphs[1].splitlines()
     explanation = next((ln.strip().removeprefix("Explanation:").strip() for ln in lines if "Explanation:" in ln), "")
     return f"{lines[0].strip()}: {explanation}" if explanation else lines[0].strip()
-
-
-def _compile_id() -> str:
-    import torch._guards
-
-    compile_id = torch._guards.CompileContext.current_compile_id()
-    return "" if compile_id is None else str(compile_id)
 
 
 class CompileEvents:
@@ -94,8 +95,7 @@ class CompileEvents:
         self._logger_state = None
 
     def install(self) -> None:
-        from torch._dynamo.callback import callback_handler
-
+        callback_handler = torch_compat.compile_callbacks()
         self._since_us = time.time_ns() // 1000
         callback_handler.register_start_callback(self._started)
         callback_handler.register_end_callback(self._ended)
@@ -117,9 +117,7 @@ class CompileEvents:
 
     def _watch_graph_breaks(self) -> None:
         """Listen to Dynamo's graph_breaks log without printing it (unless the user turned it on)."""
-        import torch._dynamo.symbolic_convert as symbolic_convert
-
-        logger = getattr(symbolic_convert, "graph_break_log", None)
+        logger = torch_compat.graph_break_logger()
         if logger is None:
             return
         self._logger, self._handler = logger, _GraphBreaks(self.breaks)
@@ -130,9 +128,14 @@ class CompileEvents:
         logger.addHandler(self._handler)
 
     def _started(self, args=None) -> None:
-        # torch before 2.8 calls the callbacks with no argument: the compile id is then the current one
+        # torch before 2.8 calls the callbacks with no argument (torch_compat.compile_callbacks): the compile
+        # id is then the current one
         compile_id = getattr(args, "compile_id", None)
-        self._open[threading.get_ident()] = (_trigger(args), str(compile_id or _compile_id()), _now())
+        self._open[threading.get_ident()] = (
+            _trigger(args),
+            str(compile_id or torch_compat.current_compile_id()),
+            _now(),
+        )
         self.pause()
 
     def _ended(self, args=None) -> None:
@@ -188,14 +191,8 @@ def _trigger(args) -> str:
 
 def _metrics_since(since_us: int) -> dict:
     """(compile id, is forward) -> Dynamo's CompilationMetrics of compiles that started since then."""
-    try:
-        from torch._dynamo.utils import get_compilation_metrics
-
-        entries = get_compilation_metrics()
-    except Exception:  # a torch without them: the events keep their times, without names or reasons
-        return {}
     found = {}
-    for m in entries:
+    for m in torch_compat.compilation_metrics():
         if (getattr(m, "start_time_us", None) or 0) >= since_us:
             found[(str(m.compile_id), getattr(m, "is_forward", True) is not False)] = m
     return found

@@ -1,6 +1,7 @@
 """torch.compile'd code under a profile: it runs compiled, and each Inductor kernel call is a record.
 
-While a profile is installed:
+While a profile is installed (torch 2.10+; on 2.6-2.9 compiled code runs eagerly under a profile:
+``torch_compat.compiled_code_runs_compiled_under_the_op_hook``):
 - the op hook ignores compile internals (``OpRecorder.ignore_compile_internals``): Dynamo compiles
   as it would without the profile, and at run time the hook sees what the compiled code still
   dispatches (extern calls such as ``aten::addmm`` out=); the profile's Python hooks come off
@@ -32,6 +33,7 @@ from types import FrameType
 
 import torch
 
+from .. import torch_compat
 from ..records import COMPILED, FUSED, NO_LINK, OpRecord, RangeRecord
 from . import callsite, inductor
 from .context import context
@@ -41,15 +43,9 @@ from .recorder import host_direction
 _now = time.perf_counter_ns
 _getframe = sys._getframe
 _get_ident = threading.get_ident
-_graph_task = torch._C._current_graph_task_id
+_graph_task = torch_compat.current_graph_task_id
 _grad_enabled = torch.is_grad_enabled
 _Tensor = torch.Tensor
-
-#: Config Inductor reads when it compiles, set while a profile is installed.
-_COMPILE_CONFIG: dict[str, dict] = {
-    "torch._inductor.config": {"trace.provenance_tracking_level": 1, "fx_graph_cache": False},
-    "torch._functorch.config": {"enable_autograd_cache": False},
-}
 
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
 
@@ -58,15 +54,6 @@ _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global
 _graphs: dict = {}
 #: Dynamo compile id's frame ("0" of "0/1") -> roots resolved for it (see GraphInfo.roots).
 _roots: dict = {}
-
-
-def _has_setting(config, dotted: str) -> bool:
-    owner = config
-    for part in dotted.split("."):
-        if not hasattr(owner, part):
-            return False
-        owner = getattr(owner, part)
-    return True
 
 
 def _forget(key):
@@ -108,24 +95,19 @@ class CompiledCapture:
     # -- install / remove --------------------------------------------------------------------------
 
     def install(self) -> None:
-        import torch._inductor.output_code as output_code
-
         # torch warns at each call of a compiled module while global module hooks exist: ours are
         # the profile's own (they see the compiled module and the module it wraps as one path).
         warnings.filterwarnings("ignore", message=_GLOBAL_HOOKS_WARNING, category=UserWarning)
         self._filter = warnings.filters[0]
 
-        graph = output_code.CompiledFxGraph
+        graph = torch_compat.compiled_fx_graph_class()
         self._patch(graph, "__init__", self._compiling(graph.__init__))
         self._patch(graph, "__call__", self._calling(graph.__call__))
-        for module_name, values in _COMPILE_CONFIG.items():
-            config = sys.modules.get(module_name) or __import__(module_name, fromlist=["_"])
-            # Set and put back by hand, not with config.patch(): its undo lives in a ContextVar, so a
-            # profile stopped on another thread (its starting thread gone) could not put it back.
-            for key, value in values.items():
-                if _has_setting(config, key):  # a torch without a setting: left out (see README)
-                    self._config.append((config, key, getattr(config, key)))
-                    setattr(config, key, value)
+        # Set and put back by hand, not with config.patch(): its undo lives in a ContextVar, so a
+        # profile stopped on another thread (its starting thread gone) could not put it back.
+        for config, key, value in torch_compat.profiling_compile_config():
+            self._config.append((config, key, getattr(config, key)))
+            setattr(config, key, value)
 
     def remove(self) -> None:
         """Put every patch and wrapped kernel back; each undo runs even if an earlier one fails."""
@@ -173,10 +155,8 @@ class CompiledCapture:
         return __init__
 
     def _read(self, compiled, gm) -> None:
-        import torch._inductor.debug as inductor_debug
-
-        compile_id = inductor.current_compile_id()
-        kernel_nodes = dict(getattr(inductor_debug, "_inductor_triton_kernel_to_post_grad_node_info", {}) or {})
+        compile_id = torch_compat.current_compile_id()
+        kernel_nodes = torch_compat.inductor_kernel_nodes()
         info = inductor.read_graph(compiled, gm, kernel_nodes, compile_id, self.session.stack_depth)
         key = id(compiled)
         _graphs[key] = (weakref.ref(compiled, _forget(key)), info)
@@ -575,7 +555,7 @@ def _resolve_roots(info, session) -> dict:
     for root in wanted:
         obj = _root_object(root, frame)
         if isinstance(obj, torch.nn.Module):
-            path = paths.get(id(obj)) or type(getattr(obj, "_orig_mod", obj)).__name__
+            path = paths.get(id(obj)) or type(getattr(obj, torch_compat.COMPILED_MODULE_ATTRIBUTE, obj)).__name__
             roots[root] = path
     if frame_id:
         _roots[frame_id] = roots
@@ -615,55 +595,7 @@ def _user_frame():
 def never_compiled(functions) -> None:
     """Tell Dynamo never to compile these as frames of their own: the profile's hooks run inside a
     compiled module's call (its own forward hooks) and would otherwise each cost a compile attempt."""
-    from torch._dynamo import eval_frame
-
-    skip = getattr(eval_frame, "skip_code", None)
-    if skip is None:
-        return
     for function in functions:
         code = getattr(getattr(function, "__func__", function), "__code__", None)
         if code is not None:
-            skip(code)
-
-
-def supports_compiled_runs() -> bool:
-    """Can compiled code run compiled under the op hook? (torch >= 2.9: dispatch modes may ignore
-    compile internals; before, Dynamo skips every frame while a mode is on the stack.)"""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    return hasattr(TorchDispatchMode, "ignore_compile_internals")
-
-
-_skip_watch: list = []  # (module, original add_skip_reason) while watched
-
-
-def watch_skips(ran_eagerly) -> None:
-    """Where compiled code cannot run compiled under the hook, call ``ran_eagerly("fn (file:line)")``
-    for each frame of the user's code Dynamo skips for our mode (``"called from train.py:52"`` for a
-    compiled module), so the report says it ran eagerly."""
-    import torch._dynamo.convert_frame as convert_frame
-
-    original = getattr(convert_frame, "add_skip_reason", None)
-    if original is None:
-        return
-    dynamo_dir = os.path.dirname(convert_frame.__file__)
-    our_dir = os.path.dirname(os.path.dirname(__file__))
-
-    def add_skip_reason(reason, frame):
-        code = frame.f_code
-        if "dispatch mode" in str(reason) and not code.co_filename.startswith(our_dir):  # not our hooks
-            if code.co_filename.startswith(dynamo_dir):  # Dynamo's wrapper of a compiled module
-                where = " <- ".join(callsite.format_frames(callsite.capture(1), {}))
-                ran_eagerly("called from " + (where or "an unknown call site"))
-            else:
-                ran_eagerly(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
-        return original(reason, frame)
-
-    convert_frame.add_skip_reason = add_skip_reason
-    _skip_watch.append((convert_frame, original))
-
-
-def unwatch_skips() -> None:
-    while _skip_watch:
-        module, original = _skip_watch.pop()
-        module.add_skip_reason = original
+            torch_compat.dynamo_never_compile(code)

@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
-import torch._guards
 
+from .. import torch_compat
 from ..records import TensorMeta
 from . import callsite
 from .finalize import to_arg
@@ -181,12 +181,6 @@ def fallback_op(kernel: str):
     return None
 
 
-def current_compile_id() -> str:
-    """Dynamo's id of the compile in progress ("0/1"), "" outside one."""
-    compile_id = torch._guards.CompileContext.current_compile_id()
-    return "" if compile_id is None else str(compile_id)
-
-
 def wrapper_module(compiled):
     """The Python module Inductor generated for ``compiled`` (its kernels are this module's globals)."""
     call = getattr(compiled, "current_callable", None)
@@ -194,7 +188,7 @@ def wrapper_module(compiled):
     globals_ = getattr(function, "__globals__", None)
     if globals_ is not None and ("Runner" in globals_ or "call" in globals_):
         return sys.modules.get(globals_.get("__name__", "")) or _Namespace(globals_)
-    return sys.modules.get("torch._inductor.runtime.compile_tasks." + str(getattr(compiled, "cache_key", "")))
+    return torch_compat.loaded_wrapper_module(str(getattr(compiled, "cache_key", "")))
 
 
 class _Namespace:
@@ -286,7 +280,7 @@ def triton_roles(kernel) -> tuple:
 def _fused_op(node, stack_depth: int) -> FusedOp | None:
     """The record template of one post-grad node; None for what is no ATen op (getitem, placeholders)."""
     target = node.target
-    if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+    if node.op != "call_function" or not isinstance(target, torch_compat.OpOverload):
         return None
     schema = target._schema
     args = tuple(_meta(a) for a in node.args)
@@ -303,7 +297,7 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
         kwargs=kwargs,
         module=_module_source(node),
         callsite=user_frames(node.meta.get("stack_trace") or "", stack_depth),
-        origin=original._schema.name if isinstance(original, torch._ops.OpOverload) else "",
+        origin=original._schema.name if isinstance(original, torch_compat.OpOverload) else "",
     )
 
 
@@ -362,7 +356,7 @@ def split_source(source: str) -> tuple[str, tuple]:
     if match is None:
         return "", ()
     parts = [a or b or c for a, b, c in _PART.findall(match.group(2))]
-    return match.group(1), tuple(p for p in parts if p not in ("_modules", "_orig_mod"))
+    return match.group(1), tuple(p for p in parts if p not in ("_modules", torch_compat.COMPILED_MODULE_ATTRIBUTE))
 
 
 def common_module(paths) -> str:

@@ -36,6 +36,7 @@ from .recorder import OpRecorder, backward_facts, host_direction, warn_cap
 _now = time.perf_counter_ns
 _active: list = []  # the session that is recording, if any (one per process)
 _start_lock = threading.Lock()
+_told_eager: list = []  # the eager-run warning was given (once per process)
 
 #: What ``profile(gpu=...)`` accepts.
 GPU_OPTIONS = ("auto", "cupti", "off")
@@ -140,16 +141,16 @@ class CaptureSession:
             if not self._started_once:  # sequence numbers stay relative to the first start
                 self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
             context.reset()  # a fresh thread context: no stale module/layer state from before
+            dynamo_used = "torch._dynamo.eval_frame" in sys.modules  # before the compile hooks import it
             self._module_names.install()
             self._scopes.install()
             self._compile_events.install()  # takes our hooks off while torch.compile compiles
-            if compiled.supports_compiled_runs():
-                self._compiled.install()
-                compiled.never_compiled(
-                    (self._module_names._enter, self._module_names._exit, *self._scopes.hook_functions())
-                )
-            else:
-                compiled.watch_skips(self._compiled_code_ran_eagerly)
+            self._compiled.install()
+            if not torch_compat.compiled_code_runs_compiled_under_the_op_hook():
+                self._note_compiled_code_runs_eagerly(dynamo_used)
+            compiled.never_compiled(
+                (self._module_names._enter, self._module_names._exit, *self._scopes.hook_functions())
+            )
             dispatch_cost_ns()  # calibrated once, after Dynamo was imported and before any op is recorded
             if self._gpu is not None:
                 self._gpu.start()
@@ -226,7 +227,6 @@ class CaptureSession:
             lambda: self._take_off(recorder),
             self._restore_thread_hook,
             lambda: setattr(nvtx_annotations.sink, "session", None),
-            compiled.unwatch_skips,
             self._compile_events.remove,
             self._compiled.remove,
             self._scopes.remove,
@@ -344,39 +344,33 @@ class CaptureSession:
             self.meta["warnings"].append(f"record cap of {self.max_ops:,} ops reached; later ops were not recorded")
             warn_cap(self.max_ops)
 
-    def _compiled_code_ran_eagerly(self, where: str) -> None:
-        self._note_compiled_code(
-            "eagerly",
-            where,
-            (
-                "torch.compile'd code ran eagerly under pyprof_live.profile() (a dispatch mode makes Dynamo skip "
-                f"compiling it): this profile shows the eager ops, not the compiled kernels ({where})."
-            ),
-        )
-
     def _pause_hooks(self) -> None:
         """torch.compile is compiling: the Python hooks come off, so Dynamo neither traces them into a
         graph nor guards on them (the graphs and guards are those of a run without the profile)."""
         self._module_names.suspend()
         self._scopes.suspend()
 
+    def _note_compiled_code_runs_eagerly(self, dynamo_used: bool) -> None:
+        """torch 2.6-2.9: torch.compile'd code runs eagerly under the profile (torch_compat.profiling_compile_config
+        turns Dynamo off while it is installed). ``meta["compiled_code_runs_eagerly"]``; where torch.compile was
+        used before the profile started, a warning in meta and, once per process, a RuntimeWarning."""
+        self.meta["compiled_code_runs_eagerly"] = True
+        if not dynamo_used:
+            return
+        message = (
+            f"torch {torch.__version__}: torch.compile'd code runs eagerly under pyprof_live.profile() (this torch's "
+            "Dynamo would recompile it at every call under the profile's dispatch mode); with torch 2.10 or later "
+            "it runs compiled and each Inductor kernel call is a row"
+        )
+        self.meta["warnings"].append(message)
+        if not _told_eager:
+            _told_eager.append(True)
+            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=4)
+
     def _resume_hooks(self) -> None:
         if self.active:
             self._module_names.resume()
             self._scopes.resume()
-
-    def _note_compiled_code(self, how: str, where: str, message: str) -> None:
-        """Kept in meta["compiled_code_run_<how>"]; the first of each kind warns."""
-        places = self.meta.setdefault(f"compiled_code_run_{how}", [])
-        if where in places:
-            return
-        places.append(where)
-        if len(places) == 1:
-            message += (
-                " Profile the compiled model with torch.profiler or nsys and load the trace with pyprof_live.load()."
-            )
-            self.meta["warnings"].append(message)
-            warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=3)
 
     # -- records ---------------------------------------------------------------------------------
 
