@@ -32,7 +32,25 @@ Report = str | bool | Callable[["LiveProfile"], object] | None
 
 
 class LiveProfile(Profile):
-    """A Profile filled by running code under it. Use through :func:`profile`."""
+    """A Profile filled by running the PyTorch code inside ``with profile() as p:``; then ``print(p.table())``.
+
+    :param steps: indices of the ``p.step()`` iterations to record (``range(2, 5)``); None = all.
+    :param stack_depth: user frames kept per op for the ``trace`` column; 0 turns call sites off.
+    :param max_ops: record cap (records take about 0.8 kB per op, 1.4 kB while stop() converts
+        them); past it ops are no longer recorded and the report says so.
+    :param gpu: ``"auto"`` (GPU kernels when CUDA and CUPTI can be used, else a CPU-only report
+        with a warning saying why), ``"cupti"`` (raise if they cannot), ``"off"``.
+    :param report: print a report at stop (also when the block raises; the exception propagates
+        unchanged): ``True`` or ``"table"`` (``p.table(sort="sil")``), another view name
+        (``"overview"``, ``"ops"``, ``"modules"``, ``"kernels"``, ``"recommendations"``), or a
+        callable, called with the profile instead. None (default): silent.
+    :param logdir: a run directory: when the profile stops, this worker's profile is saved there
+        (Parquet, named after its rank, else host and pid; with ``steps``, one file per recorded
+        window of consecutive steps); ``pyprof_live.load_run(logdir)`` reads every worker back.
+    :param flush_every: with ``logdir``, seconds between rewrites of the worker's files at ``p.step()``
+        while the job runs, so ``pyprof-live serve`` shows its steps live (0: at every step; None: only
+        at stop). Each rewrite writes the whole profile so far.
+    """
 
     def __init__(
         self,
@@ -139,43 +157,8 @@ class LiveProfile(Profile):
             self._flushed_at = time.monotonic()
 
 
-def profile(
-    steps=None,
-    stack_depth: int = 2,
-    max_ops: int = 1_000_000,
-    gpu: str = "auto",
-    report: Report = None,
-    logdir=None,
-    flush_every: float | None = 2.0,
-) -> LiveProfile:
-    """Profile the PyTorch code run inside ``with profile() as p:``; then ``print(p.table())``.
-
-    :param steps: indices of the ``p.step()`` iterations to record (``range(2, 5)``); None = all.
-    :param stack_depth: user frames kept per op for the ``trace`` column; 0 turns call sites off.
-    :param max_ops: record cap (records take about 0.8 kB per op, 1.4 kB while stop() converts
-        them); past it ops are no longer recorded and the report says so.
-    :param gpu: ``"auto"`` (GPU kernels when CUDA and CUPTI can be used, else a CPU-only report
-        with a warning saying why), ``"cupti"`` (raise if they cannot), ``"off"``.
-    :param report: print a report at stop (also when the block raises; the exception propagates
-        unchanged): ``True`` or ``"table"`` (``p.table(sort="sil")``), another view name
-        (``"overview"``, ``"ops"``, ``"modules"``, ``"kernels"``, ``"recommendations"``), or a
-        callable, called with the profile instead. None (default): silent.
-    :param logdir: a run directory: when the profile stops, this worker's profile is saved there
-        (Parquet, named after its rank, else host and pid; with ``steps``, one file per recorded
-        window of consecutive steps); ``pyprof_live.load_run(logdir)`` reads every worker back.
-    :param flush_every: with ``logdir``, seconds between rewrites of the worker's files at ``p.step()``
-        while the job runs, so ``pyprof-live serve`` shows its steps live (0: at every step; None: only
-        at stop). Each rewrite writes the whole profile so far.
-    """
-    return LiveProfile(
-        steps=steps,
-        stack_depth=stack_depth,
-        max_ops=max_ops,
-        gpu=gpu,
-        report=report,
-        logdir=logdir,
-        flush_every=flush_every,
-    )
+#: The public name: ``with profile() as p:`` makes a LiveProfile (torch.profiler.profile is a class too).
+profile = LiveProfile
 
 
 def _checked_report(report: Report) -> str | Callable | None:
