@@ -43,7 +43,9 @@ def test_nvprof_kernel_names_are_demangled_without_torch(shared_data):
 
 
 def test_public_names_resolve_lazily_and_unknown_ones_raise():
-    assert callable(pyprof_live.profile) and pyprof_live.profile.__name__ == "profile"
+    from pyprof_live.capture.live import LiveProfile
+
+    assert pyprof_live.profile is LiveProfile  # profile() makes a LiveProfile, as torch.profiler.profile is a class
     assert set(pyprof_live.__all__) <= set(dir(pyprof_live))
     for name in pyprof_live.__all__:
         assert getattr(pyprof_live, name) is not None
