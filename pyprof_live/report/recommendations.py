@@ -589,7 +589,7 @@ def recommendations(profile):
     rows = sorted((r for r in rows if _worth_a_line(r)), key=lambda r: -r["at_stake"])
     notes = [
         f"{len(RULES) - len(skipped)} of {len(RULES)} rules checked; times are summed over "
-        f"{len(ctx.steps)} step(s), {ctx.step_time} ns"
+        f"{len(ctx.steps)} step(s), {duration(ctx.step_time)}"
     ]
     if skipped:
         notes.append("not checked, the profile lacks what they need: " + "; ".join(skipped))
