@@ -234,6 +234,21 @@ def test_columnar_store_keeps_gzip_sources_untouched(run, tmp_path):
     assert OFFSETS_US[3] == 300
 
 
+def test_a_read_only_run_directory_is_cached_elsewhere(tmp_path, monkeypatch):
+    # Read-only by its mode: even root (CI) must not write a cache beside shared recordings.
+    folder = tmp_path / "run"
+    folder.mkdir()
+    write_run(folder, ranks=(0, 1))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder.chmod(0o555)
+    try:
+        assert [row["rank"] for row in pyprof_live.load_run(folder).ranks()] == [0, 1]
+    finally:
+        folder.chmod(0o755)
+    assert not (folder / ".pyprof_live").exists()
+    assert len(list((tmp_path / "cache" / "pyprof_live" / "runs").glob("*/*.parquet"))) == 2
+
+
 def test_cli_on_a_run_directory(tmp_path, capsys):
     from pyprof_live.cli import main
 

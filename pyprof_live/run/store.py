@@ -2,7 +2,7 @@
 
 Workers saved by ``profile(logdir=...)`` already are Parquet. Other worker files (Kineto traces,
 nsys exports, saved profiles) are imported and correlated once, by the importers every profile goes
-through, and cached as Parquet: in ``RUNDIR/.pyprof_live/`` when the run directory is writable, else
+through, and cached as Parquet: in ``RUNDIR/.pyprof_live/`` when the run directory is writable (by its mode too), else
 under the user's cache directory; a cached file is named after its source's size and mtime, so an
 edited source is converted again. Conversions run in ``processes`` worker processes (each holds
 one worker's records while it converts them) and show a progress bar in a terminal.
@@ -32,9 +32,15 @@ CACHE_FOLDER = ".pyprof_live"
 PARALLEL_FROM_BYTES = 64 << 20
 
 
+def _writable(folder: Path) -> bool:
+    """May we write into ``folder``? Its mode must allow writing too: root may write into a folder made
+    read-only (shared recordings), and must not leave a cache there."""
+    return os.access(folder, os.W_OK | os.X_OK) and bool(folder.stat().st_mode & 0o222)
+
+
 def _cache_directory(run_path: Path) -> Path:
     local = run_path / CACHE_FOLDER
-    if os.access(run_path, os.W_OK | os.X_OK) or (local.is_dir() and os.access(local, os.W_OK)):
+    if _writable(run_path) or (local.is_dir() and _writable(local)):
         return local
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     digest = hashlib.sha1(str(run_path.resolve()).encode()).hexdigest()[:16]
