@@ -59,6 +59,16 @@ def test_summary_frames_match_their_views():
 # times, flops and bytes are Int64, percentages Float64, text string (missing values are <NA> in all).
 _TEXT, _INT, _REAL = "string", "Int64", "Float64"
 _ROOFLINE = {"ideal": _INT, "sol%": _REAL, "bound": _TEXT}
+_OP_NUMBERS = {
+    "calls": _INT,
+    "host": _INT,
+    "host_self": _INT,
+    "dev": _INT,
+    "dev_self": _INT,
+    "flops": _INT,
+    "bytes": _INT,
+    **_ROOFLINE,
+}
 EXPECTED_DTYPES = {
     "table": {
         "idx": _INT,
@@ -88,43 +98,9 @@ EXPECTED_DTYPES = {
         "graph": _TEXT,
         **_ROOFLINE,
     },
-    "ops": {
-        "op": _TEXT,
-        "graph": _TEXT,
-        "calls": _INT,
-        "host": _INT,
-        "host_self": _INT,
-        "dev": _INT,
-        "dev_self": _INT,
-        "flops": _INT,
-        "bytes": _INT,
-        **_ROOFLINE,
-    },
-    "ops+shape": {
-        "op": _TEXT,
-        "params": _TEXT,
-        "graph": _TEXT,
-        "calls": _INT,
-        "host": _INT,
-        "host_self": _INT,
-        "dev": _INT,
-        "dev_self": _INT,
-        "flops": _INT,
-        "bytes": _INT,
-        **_ROOFLINE,
-    },
-    "ops+params": {
-        "op": _TEXT,
-        "params": _TEXT,
-        "calls": _INT,
-        "host": _INT,
-        "host_self": _INT,
-        "dev": _INT,
-        "dev_self": _INT,
-        "flops": _INT,
-        "bytes": _INT,
-        **_ROOFLINE,
-    },
+    "ops": {"op": _TEXT, "graph": _TEXT, **_OP_NUMBERS},
+    "ops+shape": {"op": _TEXT, "params": _TEXT, "graph": _TEXT, **_OP_NUMBERS},
+    "ops+params": {"op": _TEXT, "params": _TEXT, **_OP_NUMBERS},
     "kernels": {
         "kernel": _TEXT,
         "graph": _TEXT,
