@@ -21,7 +21,8 @@ asked for. cupti-python is then whatever fits beside that torch (13.2.0 beside 2
 enums, which pyprof_live copes with and the GPU record tests skip on; 12.8 beside 2.10's CUDA 12 pins).
 
 Each job ends with one line naming the torch it ran:
-``torch-matrix oldest: torch 2.6.0+cu124, 1150 passed, 9 skipped in 301.2s (412 s with setup)``.
+``torch-matrix oldest: torch 2.6.0+cu124, 1150 passed, 9 skipped in 301.2s (412 s with setup)``, followed
+by pytest's ``FAILED``/``ERROR`` lines when there are any (so the end of CI's log names what failed).
 The exit status is non-zero when any job failed.
 """
 
@@ -145,7 +146,8 @@ def installed_torch(venv: Path) -> str:
 
 
 def run_tests(name: str, venv: Path) -> tuple[bool, str]:
-    """Run the job's tests; (passed, pytest's summary line)."""
+    """Run the job's tests; (passed, pytest's summary line with the FAILED/ERROR lines of its short summary
+    after it: CI keeps only the log's tail, and torch's shutdown warnings can push them out of it)."""
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("PYTHONHOME", None)
     proc = subprocess.Popen(
@@ -158,11 +160,14 @@ def run_tests(name: str, venv: Path) -> tuple[bool, str]:
         text=True,
     )
     summary = ""
+    failures = []
     for line in proc.stdout:
         sys.stdout.write(f"  {name} | {line}")
         if re.search(r"\b(passed|failed|error|errors|no tests ran)\b.* in [0-9.]+s", line):
             summary = line.strip().strip("=").strip()
-    return proc.wait() == 0, summary or f"pytest exited {proc.returncode}"
+        elif line.startswith(("FAILED ", "ERROR ")):
+            failures.append(f"\n    {line.rstrip()[:300]}")
+    return proc.wait() == 0, (summary or f"pytest exited {proc.returncode}") + "".join(failures)
 
 
 def job(name: str, spec: str, requirements: list[str], cache: Path) -> tuple[bool, str, Path | None]:
