@@ -741,6 +741,23 @@ def test_read_trace_events_yields_raw_events_and_fills_the_header(tmp_path):
     assert list(read_trace_events(bare)) == forward_trace()
 
 
+def test_events_after_a_newline_take_the_fast_path(tmp_path, monkeypatch):
+    """Kineto writes ``,\n`` between events. The careful (slow) decoder serves only the header and
+    the one event cut by each window's end; it once kept every later event once it had served one."""
+    events = forward_trace() * 10
+    path = tmp_path / "t.json"
+    path.write_text('{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join(map(json.dumps, events)) + "\n]}")
+    monkeypatch.setattr(trace_json, "CHUNK_CHARS", 1024)  # ~12 windows
+    careful, refills = [], []
+    value, refill = trace_json._JsonWindow.value, trace_json._JsonWindow._refill
+    monkeypatch.setattr(trace_json._JsonWindow, "value", lambda window: careful.append(1) or value(window))
+    monkeypatch.setattr(trace_json._JsonWindow, "_refill", lambda window: refills.append(1) or refill(window))
+    assert list(read_trace_events(path)) == events
+    # 3 for the header ("schemaVersion", 1, "traceEvents"), at most one per window end for the events;
+    # the windows are fewer than half the 40 events, so a careful decode per event would fail this
+    assert len(careful) <= 3 + len(refills) and len(refills) < len(events) / 2
+
+
 def test_progress_reports_fractions_up_to_the_whole_file(tmp_path, monkeypatch):
     monkeypatch.setattr(trace_json, "CHUNK_CHARS", 64)
     seen = []
