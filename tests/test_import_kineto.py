@@ -707,6 +707,24 @@ def test_microsecond_floats_become_exact_nanoseconds(tmp_path):
     assert child.end == parent.end  # 709.059 + 138.373 = 847.432: the child ends with its parent
 
 
+def test_repeated_names_ids_and_shapes_are_one_object_each(tmp_path):
+    """A big trace repeats a few names and shapes a million times: each record points at one copy."""
+    again = [dict(e, ts=e["ts"] + 1000) for e in forward_trace()]
+    again[2]["args"] = dict(again[2]["args"], correlation=501)
+    again[3]["args"] = dict(again[3]["args"], correlation=501)
+    r = load_kineto(write_trace(tmp_path, forward_trace() + again)).records
+    first, second = r.kernels
+    assert first.name is second.name and first.grid is second.grid and first.block is second.block
+    assert r.apis[0].name is r.apis[1].name and r.apis[0].pid is r.apis[1].pid is r.ops[0].pid
+    assert r.ops[1].name is r.ops[3].name  # aten::addmm
+
+
+def test_shared_values_keep_the_type_the_file_wrote():
+    shared = kineto._Shared()
+    assert shared.int(1024) == 1024 and type(shared.int(1024.0)) is float and shared.int(True) is True
+    assert shared.shape([1, 2, 1]) is shared.shape((1, 2, 1)) and shared.shape([1.0, 2, 1])[0].__class__ is float
+
+
 # ------------------------------------------------------------------------------------------------
 # Streaming
 
