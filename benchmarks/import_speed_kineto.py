@@ -7,7 +7,8 @@ ratios are printed against the stricter goals (1.5x time, 1/4 RSS) for every tra
 
 Each measurement runs in a fresh Python process (so neither side inherits the other's heap and
 each peak RSS is its own; both include the interpreter and their imports), the two sides alternate,
-and the best time and the lowest peak of ``--repeat`` runs of each are compared. Give several
+and the best time and the lowest peak of ``--repeat`` runs of each are compared. CPU time (user +
+system) is printed too: on a shared machine it varies less than wall time. Give several
 traces of one source at different sizes to see whether a ratio depends on size:
 
     python ../shared/tools/scale_kineto.py ../shared/data/kineto/hta_nccl_data_a100_ws2_rank0.json.gz \\
@@ -37,6 +38,11 @@ GOAL_TIME = 1.5  # ours / json.load (issue 14; issue 3 asked <= 2.0)
 GOAL_RSS = 0.25  # ours / json.load, peak RSS (issue 14)
 
 
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _measure(side: str, path: str) -> dict:
     """Runs in the child process: one timed read of ``path``."""
     if side == PEER:
@@ -44,20 +50,20 @@ def _measure(side: str, path: str) -> dict:
 
         with open(path, "rb") as f:
             opener = gzip.open if f.read(2) == b"\x1f\x8b" else open
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         with opener(path, "rt", encoding="utf-8") as f:
             trace = json.load(f)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
         counts = {"events": len(trace["traceEvents"]) if isinstance(trace, dict) else len(trace)}
     else:
         sys.path.insert(0, str(_REPO))
         from pyprof_live.correlate import correlate
         from pyprof_live.importers.kineto import load_kineto
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         profile = load_kineto(path)
         linked = correlate(profile)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
         records = profile.records
         counts = {
             "ops": len(records.ops),
@@ -66,7 +72,7 @@ def _measure(side: str, path: str) -> dict:
             "kernels_with_op": linked.kernels_with_op,
         }
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_mb": peak_mb, "counts": counts}
+    return {"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb, "counts": counts}
 
 
 def _run_child(side: str, path: Path) -> dict:
@@ -87,18 +93,22 @@ def compare(path: Path, repeat: int) -> tuple[float, float]:
         for side in runs:
             runs[side].append(_run_child(side, path))
     print(f"trace: {path} ({path.stat().st_size / 1e6:.1f} MB on disk), best of {repeat} fresh process(es) each")
-    best, peak = {}, {}
+    best, cpu, peak = {}, {}, {}
     for side, results in runs.items():
         best[side] = min(r["seconds"] for r in results)
+        cpu[side] = min(r["cpu"] for r in results)
         peak[side] = min(r["peak_mb"] for r in results)
         times = ", ".join(f"{r['seconds']:.2f}" for r in results)
         print(
-            f"  {side:22s} {best[side]:8.2f} s (runs: {times})  peak RSS {peak[side]:6.0f} MB  {results[0]['counts']}"
+            f"  {side:22s} {best[side]:8.2f} s (runs: {times}), CPU {cpu[side]:.2f} s,"
+            f"  peak RSS {peak[side]:6.0f} MB  {results[0]['counts']}"
         )
     time_ratio = best[OURS] / best[PEER]
     rss_ratio = peak[OURS] / peak[PEER]
-    print(f"  ours / json.load: time {time_ratio:.2f} ({_verdict(time_ratio, GOAL_TIME)}), ", end="")
-    print(f"peak RSS {rss_ratio:.2f} ({_verdict(rss_ratio, GOAL_RSS)})", flush=True)
+    print(f"  ours / json.load: time {time_ratio:.2f} ({_verdict(time_ratio, GOAL_TIME)}; ", end="")
+    print(
+        f"CPU time {cpu[OURS] / cpu[PEER]:.2f}), peak RSS {rss_ratio:.2f} ({_verdict(rss_ratio, GOAL_RSS)})", flush=True
+    )
     return time_ratio, rss_ratio
 
 
