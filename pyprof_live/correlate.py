@@ -86,8 +86,16 @@ def _by_thread(ops) -> dict:
     for i, op in enumerate(ops):
         threads[(op.pid, op.tid)].append(i)
     for indices in threads.values():
-        indices.sort(key=lambda i: (ops[i].start, -ops[i].end, i))
+        _in_start_order(ops, indices)
     return threads
+
+
+def _in_start_order(ops, indices: list) -> list:
+    """Sort ascending op ``indices`` as the key ``(start, -end, index)`` would, by two stable sorts
+    on the records' own ints: a tuple key per op was the peak of correlating a big trace."""
+    indices.sort(key=lambda i: ops[i].end, reverse=True)  # reverse keeps equal ends in index order
+    indices.sort(key=lambda i: ops[i].start)
+    return indices
 
 
 def _link_parents(ops) -> None:
@@ -108,7 +116,7 @@ def _link_parents(ops) -> None:
 
 def _inherit_from_parents(ops) -> None:
     """Parents are visited first (start order), so facts flow down a whole chain in one pass."""
-    for i in sorted(range(len(ops)), key=lambda i: (ops[i].start, -ops[i].end, i)):
+    for i in _in_start_order(ops, list(range(len(ops)))):
         op = ops[i]
         parent = ops[op.parent] if op.parent != NO_LINK else None
         if parent is None:
@@ -158,13 +166,14 @@ def _link_backward_to_forward(ops) -> None:
 
 def _link_apis_to_ops(apis, ops) -> None:
     """By pushed external id where the source has one, else by containment on the launching thread."""
-    by_external = {(op.pid, op.external_id): i for i, op in enumerate(ops) if op.external_id != NO_LINK}
+    by_external = _by_pid((op.pid, op.external_id, i) for i, op in enumerate(ops) if op.external_id != NO_LINK)
     unlinked = defaultdict(list)  # (pid, tid) -> api indices
     for a, api in enumerate(apis):
-        op = by_external.get((api.pid, api.external_id), NO_LINK) if api.external_id != NO_LINK else NO_LINK
+        op = by_external.get(api.pid, _NONE).get(api.external_id, NO_LINK) if api.external_id != NO_LINK else NO_LINK
         api.op = op
         if op == NO_LINK:
             unlinked[(api.pid, api.tid)].append(a)
+    del by_external  # before the per-thread lists: the peak is the larger of the two, not their sum
     if not unlinked:
         return
     threads = _by_thread(ops)
@@ -207,12 +216,27 @@ def innermost_open(times: list, spans: list) -> list:
     return found
 
 
+def _by_pid(entries) -> dict:
+    """``(pid, id, value)`` -> ``{pid: {id: value}}`` (the last value of a repeated key wins): a dict
+    per process, not a ``(pid, id)`` tuple per record, which cost as much as the record's link."""
+    found: dict = {}
+    for pid, key, value in entries:
+        by_id = found.get(pid)
+        if by_id is None:
+            by_id = found[pid] = {}
+        by_id[key] = value
+    return found
+
+
+_NONE: dict = {}  # the ids of a process no record has
+
+
 def _link_device_work(items, apis) -> int:
     """kernel/memop -> API call by (pid, correlation); returns how many found their launch."""
-    by_correlation = {(api.pid, api.correlation): a for a, api in enumerate(apis)}
+    by_correlation = _by_pid((api.pid, api.correlation, a) for a, api in enumerate(apis))
     found = 0
     for item in items:
-        a = by_correlation.get((item.pid, item.correlation), NO_LINK)
+        a = by_correlation.get(item.pid, _NONE).get(item.correlation, NO_LINK)
         item.launch = a
         item.op = apis[a].op if a != NO_LINK else NO_LINK
         if a != NO_LINK:
@@ -226,10 +250,10 @@ def _link_replays_to_capture_ops(kernels, apis) -> tuple[int, int]:
     replayed = [k for k in kernels if k.capture_correlation != NO_LINK]
     if not replayed:
         return 0, 0
-    by_correlation = {(api.pid, api.correlation): api.op for api in apis}
+    by_correlation = _by_pid((api.pid, api.correlation, api.op) for api in apis)
     tied = 0
     for kernel in replayed:
-        op = by_correlation.get((kernel.pid, kernel.capture_correlation), NO_LINK)
+        op = by_correlation.get(kernel.pid, _NONE).get(kernel.capture_correlation, NO_LINK)
         if op != NO_LINK:
             kernel.op = op
             tied += 1

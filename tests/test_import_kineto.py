@@ -707,6 +707,24 @@ def test_microsecond_floats_become_exact_nanoseconds(tmp_path):
     assert child.end == parent.end  # 709.059 + 138.373 = 847.432: the child ends with its parent
 
 
+def test_repeated_names_ids_and_shapes_are_one_object_each(tmp_path):
+    """A big trace repeats a few names and shapes a million times: each record points at one copy."""
+    again = [dict(e, ts=e["ts"] + 1000) for e in forward_trace()]
+    again[2]["args"] = dict(again[2]["args"], correlation=501)
+    again[3]["args"] = dict(again[3]["args"], correlation=501)
+    r = load_kineto(write_trace(tmp_path, forward_trace() + again)).records
+    first, second = r.kernels
+    assert first.name is second.name and first.grid is second.grid and first.block is second.block
+    assert r.apis[0].name is r.apis[1].name and r.apis[0].pid is r.apis[1].pid is r.ops[0].pid
+    assert r.ops[1].name is r.ops[3].name  # aten::addmm
+
+
+def test_shared_values_keep_the_type_the_file_wrote():
+    shared = kineto._Shared()
+    assert shared.int(1024) == 1024 and type(shared.int(1024.0)) is float and shared.int(True) is True
+    assert shared.shape([1, 2, 1]) is shared.shape((1, 2, 1)) and shared.shape([1.0, 2, 1])[0].__class__ is float
+
+
 # ------------------------------------------------------------------------------------------------
 # Streaming
 
@@ -739,6 +757,23 @@ def test_read_trace_events_yields_raw_events_and_fills_the_header(tmp_path):
     bare = tmp_path / "bare.json"
     bare.write_text(json.dumps(forward_trace()))  # Chrome's array form
     assert list(read_trace_events(bare)) == forward_trace()
+
+
+def test_events_after_a_newline_take_the_fast_path(tmp_path, monkeypatch):
+    """Kineto writes ``,\n`` between events. The careful (slow) decoder serves only the header and
+    the one event cut by each window's end; it once kept every later event once it had served one."""
+    events = forward_trace() * 10
+    path = tmp_path / "t.json"
+    path.write_text('{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join(map(json.dumps, events)) + "\n]}")
+    monkeypatch.setattr(trace_json, "CHUNK_CHARS", 1024)  # ~12 windows
+    careful, refills = [], []
+    value, refill = trace_json._JsonWindow.value, trace_json._JsonWindow._refill
+    monkeypatch.setattr(trace_json._JsonWindow, "value", lambda window: careful.append(1) or value(window))
+    monkeypatch.setattr(trace_json._JsonWindow, "_refill", lambda window: refills.append(1) or refill(window))
+    assert list(read_trace_events(path)) == events
+    # 3 for the header ("schemaVersion", 1, "traceEvents"), at most one per window end for the events;
+    # the windows are fewer than half the 40 events, so a careful decode per event would fail this
+    assert len(careful) <= 3 + len(refills) and len(refills) < len(events) / 2
 
 
 def test_progress_reports_fractions_up_to_the_whole_file(tmp_path, monkeypatch):

@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from bisect import bisect_right
 from collections import defaultdict
+from operator import attrgetter, itemgetter
 
 from ..correlate import innermost_open
 from ..errors import ProfileFormatError
@@ -237,7 +239,7 @@ class _PythonStacks:
         self._links = {(e[0], e[4]): (e[5], e[6]) for e in self.events}
         for key, thread_ops in ops_by_thread.items():
             events = by_thread[key]
-            events.sort(key=lambda e: (e[2], -e[3]))
+            _by_start_longest_first(events, itemgetter(2), itemgetter(3))
             thread_ops.sort(key=lambda op: op.start)
             self._sweep(key[0], events, thread_ops)
 
@@ -273,6 +275,13 @@ class _PythonStacks:
                 module = f"{module}.{text}" if module else text
             context[key] = (callsite, module)
         return callsite, module
+
+
+def _by_start_longest_first(items: list, start, end) -> None:
+    """Sort as the key ``(start, -end)`` would, by two stable sorts on the items' own ints: a key
+    tuple per item costs ~100 B each at the peak of a big import."""
+    items.sort(key=end, reverse=True)  # reverse=True keeps items of equal end in their order
+    items.sort(key=start)
 
 
 def _call_stack(text: str, cache: dict) -> tuple:
@@ -338,6 +347,42 @@ def host_ids(event: dict) -> tuple[int, int]:
     return pid, tid
 
 
+class _Shared:
+    """One object per distinct name, pid/tid/sequence number and launch shape. The decoder makes a
+    new object for every value of every event, and a trace repeats a few hundred names and shapes
+    over a million events: shared, they cost nothing per record (a third of an import's memory).
+    A value is only ever swapped for an equal one of its own type (the checks of record_checks
+    must still see a float or a bool where the file wrote one)."""
+
+    def __init__(self):
+        self._ints: dict = {}
+        self._shapes: dict = {}
+
+    @staticmethod
+    def name(text):
+        return sys.intern(text) if text.__class__ is str else text
+
+    def int(self, value):
+        return self._ints.setdefault(value, value) if value.__class__ is int else value
+
+    def host(self, event: dict) -> tuple:
+        """:func:`host_ids`, shared."""
+        pid, tid = host_ids(event)
+        ints = self._ints
+        if pid.__class__ is int:
+            pid = ints.setdefault(pid, pid)
+        if tid.__class__ is int:
+            tid = ints.setdefault(tid, tid)
+        return pid, tid
+
+    def shape(self, value) -> tuple:
+        """A grid or block list -> a tuple; one per distinct shape of ints."""
+        shape = tuple(value)
+        if all(v.__class__ is int for v in shape):
+            return self._shapes.setdefault(shape, shape)
+        return shape
+
+
 class _Builder:
     """Collects records event by event; :meth:`finish` folds, annotates and returns the Profile."""
 
@@ -348,6 +393,7 @@ class _Builder:
         self.memops: list = []
         self.ranges: list = []
         self.python = _PythonStacks()
+        self._shared = _Shared()
         self._args = _ArgParser()
         self._call_stacks: dict = {}
         self._wrappers = defaultdict(list)  # (pid, tid, node name) -> op indices of evaluate_function ranges
@@ -381,21 +427,22 @@ class _Builder:
     # -- one method per category -------------------------------------------------------------
 
     def cpu_op(self, event: dict) -> None:
-        name = event["name"]
+        shared = self._shared
+        name = shared.name(event["name"])
         start, end = event_times(event)
-        pid, tid = host_ids(event)
+        pid, tid = shared.host(event)
         if name.startswith(RANGE_PREFIXES):
             self.ranges.append(RangeRecord(name, start, end, tid, pid, "record_function"))
             return
         args = event.get("args") or {}
-        seq = args.get("Sequence number", NO_LINK)
+        seq = shared.int(args.get("Sequence number", NO_LINK))
         op = OpRecord(name, start, end, tid, pid, external_id=args.get("External id", NO_LINK))
         if "kernel_backend" in args:  # an Inductor kernel launch (Triton's _RecordFunctionFast)
             op.kind = COMPILED
         if "Input Dims" in args:
             op.inputs = self._args.inputs(args)
         if name.startswith(_EVALUATE_FUNCTION):
-            op.name = op.node = name[len(_EVALUATE_FUNCTION) :]
+            op.name = op.node = shared.name(name[len(_EVALUATE_FUNCTION) :])
             op.kind, op.dir, op.altseq = "node", "bwd", seq
             self._wrappers[(pid, tid, op.name)].append(len(self.ops))
         elif args.get("Fwd thread id", 0) > 0 or name.endswith("AccumulateGrad"):
@@ -413,8 +460,8 @@ class _Builder:
 
     def user_annotation(self, event: dict) -> None:
         start, end = event_times(event)
-        pid, tid = host_ids(event)
-        self.ranges.append(RangeRecord(event["name"], start, end, tid, pid, "record_function"))
+        pid, tid = self._shared.host(event)
+        self.ranges.append(RangeRecord(self._shared.name(event["name"]), start, end, tid, pid, "record_function"))
 
     def runtime(self, event: dict) -> None:
         name = event["name"]
@@ -427,7 +474,7 @@ class _Builder:
     def _api(self, event: dict, kind: str) -> None:
         args = event["args"]
         start, end = event_times(event)
-        pid, tid = host_ids(event)
+        pid, tid = self._shared.host(event)
         correlation = args.get("correlation", NO_LINK)
         external = args.get("External id")
         if external is None:
@@ -438,24 +485,25 @@ class _Builder:
         kernel = args.get("kernel")
         if kernel.__class__ is str:
             self.launch_names[(pid, correlation)] = kernel
-        self.apis.append(ApiRecord(event["name"], start, end, correlation, tid, pid, kind, external))
+        self.apis.append(ApiRecord(self._shared.name(event["name"]), start, end, correlation, tid, pid, kind, external))
 
     def kernel(self, event: dict) -> None:
         args = event["args"]
         start, end = event_times(event)
+        shared = self._shared
         self.kernels.append(
             KernelRecord(
-                event["name"],
+                shared.name(event["name"]),
                 start,
                 end,
                 device=args.get("device", 0),
                 stream=args.get("stream", 0),
                 correlation=args.get("correlation", NO_LINK),
                 context=args.get("context", 0),
-                grid=tuple(args.get("grid", (0, 0, 0))),
-                block=tuple(args.get("block", (0, 0, 0))),
+                grid=shared.shape(args.get("grid", (0, 0, 0))),
+                block=shared.shape(args.get("block", (0, 0, 0))),
                 registers=args.get("registers per thread", 0),
-                shared_static=args.get("shared memory", 0),  # Kineto writes static + dynamic summed
+                shared_static=shared.int(args.get("shared memory", 0)),  # Kineto writes static + dynamic summed
                 graph_id=_id_arg(args, "graph id"),  # CUDA 12+ Kineto; ROCm traces have none
                 graph_node_id=_id_arg(args, "graph node id"),
             )
@@ -463,7 +511,7 @@ class _Builder:
 
     def memcpy(self, event: dict) -> None:
         words = event["name"].split()  # "Memcpy HtoD (Pageable -> Device)"
-        self._memop(event, "memcpy", words[1] if len(words) > 1 else "")
+        self._memop(event, "memcpy", self._shared.name(words[1]) if len(words) > 1 else "")
 
     def memset(self, event: dict) -> None:
         self._memop(event, "memset", "")
@@ -477,7 +525,7 @@ class _Builder:
                 kind,
                 start,
                 end,
-                args.get("bytes", 0),
+                self._shared.int(args.get("bytes", 0)),
                 copy_kind,
                 device,
                 args.get("stream", 0),
@@ -488,7 +536,7 @@ class _Builder:
     def python_function(self, event: dict) -> None:
         args = event["args"]
         start, end = event_times(event)
-        pid, tid = host_ids(event)
+        pid, tid = self._shared.host(event)
         self.python.events.append(
             (pid, tid, start, end, args.get("Python id"), args.get("Python parent id"), event["name"])
         )
@@ -502,11 +550,11 @@ class _Builder:
         kind = args.get("Device Type", 0)
         device = _DEVICE_TYPES.get(kind, f"device_type{kind}")
         if device != "cpu":
-            device = f"{device}:{args.get('Device Id', 0)}"
+            device = self._shared.name(f"{device}:{args.get('Device Id', 0)}")
         allocated = args.get("Total Allocated")
         if allocated is not None and allocated > self.memory_peak.get(device, -1):
             self.memory_peak[device] = allocated
-        pid, tid = host_ids(event)
+        pid, tid = self._shared.host(event)
         self.allocs.append(
             AllocRecord(
                 _ns(event["ts"]),
@@ -539,7 +587,7 @@ class _Builder:
         self._fold_node_applies()
         self.python.annotate(self.ops)
         self._give_device_work_host_pids()
-        self.ops.sort(key=lambda r: (r.start, -r.end))
+        _by_start_longest_first(self.ops, attrgetter("start"), attrgetter("end"))
         for records in (self.apis, self.kernels, self.memops, self.ranges):
             records.sort(key=lambda r: r.start)
         self.allocs.sort(key=lambda a: a.time)

@@ -61,7 +61,7 @@ class Capture:
 def captures(apis, launch_names: dict, ops=()) -> list:
     """The captures in ``apis`` (sorted by start), numbered from 1; ``launch_names``: (pid, correlation) ->
     kernel name; ``ops``: the trace's ops, whose external ids name the op of each launch call."""
-    op_of = {(op.pid, op.external_id): op for op in ops if op.external_id != NO_LINK}
+    op_of = None  # (pid, external id) -> op, made at the first captured launch (most traces have none)
     found: list[Capture] = []
     open_by_thread: dict = {}
     for api in apis:
@@ -78,6 +78,8 @@ def captures(apis, launch_names: dict, ops=()) -> list:
             capture = open_by_thread[key]
             capture.correlations.append(api.correlation)
             capture.names.append(launch_names.get((api.pid, api.correlation), ""))
+            if op_of is None:
+                op_of = {(op.pid, op.external_id): op for op in ops if op.external_id != NO_LINK}
             op = op_of.get((api.pid, api.external_id)) if api.external_id != NO_LINK else None
             capture.ops.append((op.name, op.inputs) if op is not None else None)
     return found

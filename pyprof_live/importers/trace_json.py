@@ -189,6 +189,7 @@ def _array(window: _JsonWindow) -> Iterator:
     scan = window.scan
     separator = _SEPARATOR.match
     while True:
+        window.peek()  # the scanner starts at a value, never at the blank after a comma (",\n" in Kineto's files)
         buf = window.buf
         pos = window.pos
         limit = len(buf)
