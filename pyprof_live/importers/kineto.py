@@ -48,7 +48,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from operator import attrgetter, itemgetter
 
-from ..correlate import innermost_open
+from ..correlate import by_start_longest_first, innermost_open
 from ..errors import ProfileFormatError
 from ..formulas.dtypes import canonical_dtype
 from ..gcpause import paused_gc
@@ -239,7 +239,7 @@ class _PythonStacks:
         self._links = {(e[0], e[4]): (e[5], e[6]) for e in self.events}
         for key, thread_ops in ops_by_thread.items():
             events = by_thread[key]
-            _by_start_longest_first(events, itemgetter(2), itemgetter(3))
+            by_start_longest_first(events, itemgetter(2), itemgetter(3))
             thread_ops.sort(key=lambda op: op.start)
             self._sweep(key[0], events, thread_ops)
 
@@ -275,13 +275,6 @@ class _PythonStacks:
                 module = f"{module}.{text}" if module else text
             context[key] = (callsite, module)
         return callsite, module
-
-
-def _by_start_longest_first(items: list, start, end) -> None:
-    """Sort as the key ``(start, -end)`` would, by two stable sorts on the items' own ints: a key
-    tuple per item costs ~100 B each at the peak of a big import."""
-    items.sort(key=end, reverse=True)  # reverse=True keeps items of equal end in their order
-    items.sort(key=start)
 
 
 def _call_stack(text: str, cache: dict) -> tuple:
@@ -587,7 +580,7 @@ class _Builder:
         self._fold_node_applies()
         self.python.annotate(self.ops)
         self._give_device_work_host_pids()
-        _by_start_longest_first(self.ops, attrgetter("start"), attrgetter("end"))
+        by_start_longest_first(self.ops, attrgetter("start"), attrgetter("end"))
         for records in (self.apis, self.kernels, self.memops, self.ranges):
             records.sort(key=lambda r: r.start)
         self.allocs.sort(key=lambda a: a.time)
