@@ -92,7 +92,12 @@ def write_csv(stream, rows, columns, heads) -> int:
     writer.writerow(heads)
     written = 0
     for r in rows:
-        writer.writerow(printable_cells([cell(v) for v in map(r.get, columns)]))
+        # cell() inlined for the common types: a million rows of 28 cells make this the hot loop.
+        texts = [
+            v if v.__class__ is str else "-" if v is None else str(v) if v.__class__ is int else cell(v)
+            for v in map(r.get, columns)
+        ]
+        writer.writerow(printable_cells(texts))
         written += 1
     return written
 
