@@ -13,7 +13,7 @@ import io
 
 from ..errors import ColumnError
 from ..gcpause import paused_gc
-from ..safe_text import printable, printable_cells, printable_rows
+from ..safe_text import is_printable, printable, printable_cells, printable_rows
 from .units import column_unit, human_cell
 
 #: Formats made here; any of tabulate's ``tabulate_formats`` is accepted too.
@@ -91,15 +91,29 @@ def write_csv(stream, rows, columns, heads) -> int:
     writer = csv.writer(stream, quoting=csv.QUOTE_ALL, lineterminator="\n")
     writer.writerow(heads)
     written = 0
+    lines: list = []  # rows made here, written in batches
     for r in rows:
         # cell() inlined for the common types: a million rows of 28 cells make this the hot loop.
         texts = [
             v if v.__class__ is str else "-" if v is None else str(v) if v.__class__ is int else cell(v)
             for v in map(r.get, columns)
         ]
-        writer.writerow(printable_cells(texts))
+        joined = "".join(texts)
+        if '"' in joined or not is_printable(joined):
+            stream.write("".join(lines))
+            lines.clear()
+            writer.writerow(printable_cells(texts))  # quotes doubled by the csv module
+        else:
+            lines.append('"' + '","'.join(texts) + '"\n')  # csv's QUOTE_ALL line for text without quotes
+            if len(lines) == _CSV_BATCH:
+                stream.write("".join(lines))
+                lines.clear()
         written += 1
+    stream.write("".join(lines))
     return written
+
+
+_CSV_BATCH = 4096
 
 
 def render_columns(rows, columns, heads, width: int | None, units=None, best_effort: bool = False) -> str:
