@@ -110,7 +110,7 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
 
     Op-level quantities (host, flops, bytes, ideal, sol%, bound) are on the op's first row only.
     Returns the rows in launch order, made one at a time as they are consumed, and coverage facts
-    for the footer. Until consumed, a row is a (launch key, sub, op index, device record) tuple: a
+    for the footer. Until consumed, a row is a (launch key, sub, op index, device record, cost) tuple: a
     CSV report of a million kernels is written without a million row dicts in memory. Text cells
     that cost most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
     """
@@ -119,7 +119,8 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
     by_op, unattributed = _device_work(profile)
     has_children = timed_parents(ops)
     costs = OpCosts(ops)
-    order = []  # (launch key, sub, op index or NO_LINK, device record or None for an op without one)
+    # (launch key, sub, op index or NO_LINK, device record or None for an op without one, cost on the op's first row)
+    order = []
     no_formula_ops = 0
     no_formula_time = total_time = 0
     for i, op in enumerate(ops):
@@ -133,10 +134,11 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
             no_formula_ops += 1
             no_formula_time += time
         if not work:
-            order.append((op.start, 0, i, None))
+            order.append((op.start, 0, i, None, cost))
             continue
-        order.extend((key, sub, i, item) for sub, (key, _, item) in enumerate(work))
-    order.extend((key, 0, NO_LINK, item) for key, _, item in unattributed)
+        order.append((work[0][0], 0, i, work[0][2], cost))
+        order.extend((key, sub, i, item, None) for sub, (key, _, item) in enumerate(work[1:], start=1))
+    order.extend((key, 0, NO_LINK, item, None) for key, _, item in unattributed)
     order.sort(key=_launch_order)  # stable: ties keep op order, unattributed work last
     device_work = DeviceWork(profile)
     facts = {
@@ -156,7 +158,7 @@ def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: Devic
     interleave)."""
     fused = costs.fused if "fused" in columns else None
     last, shared = NO_LINK, {}
-    for idx, (_, sub, i, item) in enumerate(order, start=1):
+    for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:
             row = _device_cells(item)
             label = (
@@ -169,9 +171,8 @@ def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: Devic
             if i != last:
                 last, shared = i, _op_cells(ops, i, columns, fused)
             row = dict(shared)
-            if sub == 0:
+            if cost is not None:  # the op's first row
                 op = ops[i]
-                cost = costs(i)
                 row.update(host=op.end - op.start, flops=_cost_cell(cost.flops), bytes=_cost_cell(cost.bytes))
                 if item is not None:
                     row.update(roofline_cells.cells(device_work.roofline(i, cost)))
