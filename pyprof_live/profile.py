@@ -169,14 +169,14 @@ class Profile:
         columns = _check_columns(columns)
         if sort is not None and sort not in COLUMN_NAMES:
             raise ColumnError(f"unknown sort column {sort!r}; valid columns: {', '.join(COLUMN_NAMES)}")
-        rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
+        made, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
+        if sort is None:
+            return columns, made, facts, []
         notes = []
-        if sort is not None:
-            if sort == "sil" and not (self.records.kernels or self.records.memops):
-                sort = "host"
-                notes.append("sorted by host time: this profile has no device time (no GPU kernels recorded)")
-            rows = _sorted(list(rows), sort)
-        return columns, rows, facts, notes
+        if sort == "sil" and not (self.records.kernels or self.records.memops):
+            sort = "host"
+            notes.append("sorted by host time: this profile has no device time (no GPU kernels recorded)")
+        return columns, _sorted(list(made), sort), facts, notes
 
     def ops(self, by: str = "op", limit: int | None = None) -> View:
         """Summary per op name (``by="op"``) or per op and input shapes and dtypes (``by="op+shape"``;

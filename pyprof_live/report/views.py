@@ -120,7 +120,7 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
     has_children = timed_parents(ops)
     costs = OpCosts(ops)
     # (launch key, sub, op index or NO_LINK, device record or None for an op without one, cost on the op's first row)
-    order = []
+    order: list[tuple] = []
     no_formula_ops = 0
     no_formula_time = total_time = 0
     for i, op in enumerate(ops):
