@@ -22,7 +22,7 @@ from .records import (
     RangeRecord,
     Records,
 )
-from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS
+from .report.columns import COLUMN_NAMES, DEFAULT_COLUMNS, TABLE
 
 if TYPE_CHECKING:
     from .analysis.peaks import GpuPeak
@@ -132,6 +132,32 @@ class Profile:
     def kernel_view(self, sort: str | None = None, columns=None) -> View:
         """The rows of :meth:`table`, as a View (rows are dicts keyed by column name)."""
         from .report.view import View
+
+        columns, rows, facts, notes = self._kernel_rows(sort, columns)
+        rows = list(rows)
+        notes.extend(_footer(self, rows, facts))
+        return View("kernels and ops", columns, rows, notes)
+
+    def export_csv(self, path, sort: str | None = None, columns=None) -> int:
+        """Write :meth:`table` as CSV (``fmt="csv"``'s text; gzip'd when ``path`` ends in ``.gz``) and
+        return the number of rows written.
+
+        Rows are written as they are made, so a report of a million kernels never sits in memory
+        whole (with ``sort``, every row is made first, to be sorted). The file is replaced whole or
+        left as it was, even when writing fails half-way.
+        """
+        from .render.text import write_csv
+        from .store.files import write_text_atomically
+
+        columns, rows, _, _ = self._kernel_rows(sort, columns)
+        heads = [TABLE[c].header for c in columns]
+        written = []
+        write_text_atomically(path, lambda out: written.append(write_csv(out, rows, columns, heads)))
+        return written[0]
+
+    def _kernel_rows(self, sort: str | None, columns) -> tuple:
+        """The columns, rows (made as they are iterated unless ``sort`` needs them all), the facts for
+        the footer and the notes on the sort of :meth:`kernel_view`."""
         from .report.views import kernel_rows
 
         if columns is None:
@@ -141,17 +167,16 @@ class Profile:
             if any(op.kind == COMPILED for op in self.records.ops):
                 columns = _with_fused(columns)  # what each Inductor kernel fused: its point
         columns = _check_columns(columns)
-        rows, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
+        if sort is not None and sort not in COLUMN_NAMES:
+            raise ColumnError(f"unknown sort column {sort!r}; valid columns: {', '.join(COLUMN_NAMES)}")
+        made, facts = kernel_rows(self, columns if sort is None else (*columns, sort))
+        if sort is None:
+            return columns, made, facts, []
         notes = []
-        if sort is not None:
-            if sort not in COLUMN_NAMES:
-                raise ColumnError(f"unknown sort column {sort!r}; valid columns: {', '.join(COLUMN_NAMES)}")
-            if sort == "sil" and not (self.records.kernels or self.records.memops):
-                sort = "host"
-                notes.append("sorted by host time: this profile has no device time (no GPU kernels recorded)")
-            rows = _sorted(rows, sort)
-        notes.extend(_footer(self, rows, facts))
-        return View("kernels and ops", columns, rows, notes)
+        if sort == "sil" and not (self.records.kernels or self.records.memops):
+            sort = "host"
+            notes.append("sorted by host time: this profile has no device time (no GPU kernels recorded)")
+        return columns, _sorted(list(made), sort), facts, notes
 
     def ops(self, by: str = "op", limit: int | None = None) -> View:
         """Summary per op name (``by="op"``) or per op and input shapes and dtypes (``by="op+shape"``;

@@ -31,6 +31,18 @@ def printable(text: str) -> str:
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
 
 
+def is_printable(text: str) -> bool:
+    """Whether :func:`printable` leaves ``text`` as it is."""
+    return _UNSAFE.search(text) is None
+
+
+def printable_cells(texts: list) -> list:
+    """The texts of one row, each made :func:`printable`; one search over the row when none needs it."""
+    if _UNSAFE.search("".join(texts)) is None:
+        return texts
+    return [printable(text) for text in texts]
+
+
 def printable_rows(rows: list, columns) -> list:
     """``rows`` (dicts keyed by column name) with the text of ``columns`` made :func:`printable`.
 

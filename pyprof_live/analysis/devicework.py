@@ -28,11 +28,11 @@ class OpDevice:
     device: int = NO_LINK  # GPU of the op's first kernel
     tensor_cores: bool | None = False  # combined verdict over all its kernels
 
-    def merge_kernel(self, duration: int, device: int, tensor_cores, own: bool) -> None:
+    def add_own_kernel(self, duration: int, device: int, tensor_cores) -> None:
+        self.dev_self += duration
+        self.kernel_self += duration
         self.kernel_total += duration
         self.kernels_total += 1
-        if own:
-            self.kernel_self += duration
         if self.device == NO_LINK:
             self.device = device
         self.tensor_cores = combine_tensor_cores((self.tensor_cores, tensor_cores))
@@ -46,28 +46,40 @@ class DeviceWork:
         self.ops = ops
         self.peaks = device_peaks(profile)
         self.by_op: dict[int, OpDevice] = {}
-        for kernel in profile.records.kernels:
+        # Each op's own work first, then charged up its parent chain once per op, not once per kernel.
+        first: dict[int, int] = {}  # op -> position of the first kernel of its own or its callees'
+        for position, kernel in enumerate(profile.records.kernels):
             if kernel.op != NO_LINK:
-                self._add(kernel.op, kernel.end - kernel.start, kernel.device, True, uses_tensor_cores(kernel.name))
+                entry = self._entry(kernel.op)
+                if entry.device == NO_LINK:
+                    first[kernel.op] = position
+                entry.add_own_kernel(kernel.end - kernel.start, kernel.device, uses_tensor_cores(kernel.name))
         for memop in profile.records.memops:
             if memop.op != NO_LINK:
-                self._add(memop.op, memop.end - memop.start, memop.device, False, None)
+                self._entry(memop.op).dev_self += memop.end - memop.start
+        owners = [
+            (i, e.dev_self, e.kernel_self, e.kernels_total, e.device, e.tensor_cores) for i, e in self.by_op.items()
+        ]
+        for i, dev, kernel, kernels, device, tensor_cores in owners:
+            self.by_op[i].dev_total += dev
+            position = first.get(i)
+            j = ops[i].parent
+            while j != NO_LINK:
+                entry = self._entry(j)
+                entry.dev_total += dev
+                entry.kernel_total += kernel
+                entry.kernels_total += kernels
+                if kernels:
+                    entry.tensor_cores = combine_tensor_cores((entry.tensor_cores, tensor_cores))
+                    if position < first.get(j, position + 1):
+                        first[j], entry.device = position, device
+                j = ops[j].parent
 
-    def _add(self, op: int, duration: int, device: int, is_kernel: bool, tensor_cores) -> None:
-        """Charge one kernel or memcpy/memset to op ``op`` and, as callee time, to every op around it."""
-        own = True
-        i = op
-        while i != NO_LINK:
-            entry = self.by_op.get(i)
-            if entry is None:
-                entry = self.by_op[i] = OpDevice()
-            entry.dev_total += duration
-            if own:
-                entry.dev_self += duration
-            if is_kernel:
-                entry.merge_kernel(duration, device, tensor_cores, own)
-            own = False
-            i = self.ops[i].parent
+    def _entry(self, i: int) -> OpDevice:
+        entry = self.by_op.get(i)
+        if entry is None:
+            entry = self.by_op[i] = OpDevice()
+        return entry
 
     def get(self, i: int) -> OpDevice:
         return self.by_op.get(i) or OpDevice()

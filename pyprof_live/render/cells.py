@@ -123,5 +123,18 @@ def _is_tensor_value(value) -> bool:
     )
 
 
+_xyz_texts: dict = {}
+
+
 def xyz_text(xyz: tuple) -> str:
-    return ",".join(str(v) for v in xyz)
+    """ "1,2,3": memoised, as kernels repeat a few launch shapes (a table of a million kernels asks a
+    million times)."""
+    try:
+        text = _xyz_texts.get(xyz)
+    except TypeError:  # a list, from a source that did not make it a tuple
+        return ",".join(map(str, xyz))
+    if text is None:
+        if len(_xyz_texts) > 100_000:
+            _xyz_texts.clear()
+        text = _xyz_texts[xyz] = ",".join(map(str, xyz))
+    return text

@@ -7,6 +7,8 @@ CSV or HTML is the renderers' job (``render/``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from operator import itemgetter
 
 from ..analysis import roofline as roofline_cells
 from ..analysis.compiled import OpCosts, fused_text, timed_parents
@@ -15,7 +17,7 @@ from ..analysis.kernel_names import short_name, uses_tensor_cores
 from ..analysis.roofline import RooflineSum
 from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown, step_windows
 from ..gcpause import paused_gc
-from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK
+from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK, KernelRecord
 from ..render import cells
 from ..render.units import duration
 from .columns import COLUMN_NAMES, OVERVIEW, SUMMARY
@@ -33,19 +35,23 @@ def _chain(ops, i: int) -> list:
 
 
 def _device_work(profile):
-    """(op index -> [(host key, kind, record)]) and the unattributed device work, launch-ordered."""
+    """(op index -> [(host key, record start, record)]) and the unattributed device work as the same
+    triples, launch-ordered; the record's type says kernel or memcpy/memset."""
     apis = profile.records.apis
     by_op = defaultdict(list)
     unattributed = []
-    for kind, items in (("kernel", profile.records.kernels), ("mem", profile.records.memops)):
+    for items in (profile.records.kernels, profile.records.memops):
         for item in items:
             key = apis[item.launch].start if item.launch != NO_LINK else item.start
-            entry = (key, kind, item)
+            entry = (key, item.start, item)
             (by_op[item.op] if item.op != NO_LINK else unattributed).append(entry)
     for entries in by_op.values():
-        entries.sort(key=lambda e: (e[0], e[2].start))
-    unattributed.sort(key=lambda e: (e[0], e[2].start))
+        entries.sort(key=_launch_order)
+    unattributed.sort(key=_launch_order)
     return by_op, unattributed
+
+
+_launch_order = itemgetter(0, 1)
 
 
 def _op_cells(ops, i: int, wanted, fused=None) -> dict:
@@ -82,8 +88,8 @@ def _op_cells(ops, i: int, wanted, fused=None) -> dict:
     return cells_
 
 
-def _device_cells(kind: str, item) -> dict:
-    if kind == "kernel":
+def _device_cells(item) -> dict:
+    if item.__class__ is KernelRecord:
         tc = uses_tensor_cores(item.name)
         return {
             "kernel": short_name(item.name),
@@ -99,53 +105,42 @@ def _device_cells(kind: str, item) -> dict:
 
 
 @paused_gc()
-def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
+def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
     """One row per kernel (and memcpy/memset) plus one per innermost op that launched none.
 
     Op-level quantities (host, flops, bytes, ideal, sol%, bound) are on the op's first row only.
-    Returns the rows in launch order and coverage facts for the footer. Text cells that cost
-    most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
+    Returns the rows in launch order, made one at a time as they are consumed, and coverage facts
+    for the footer. Until consumed, a row is a (launch key, sub, op index, device record, cost) tuple: a
+    CSV report of a million kernels is written without a million row dicts in memory. Text cells
+    that cost most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
     """
     profile.link()
     ops = profile.records.ops
     by_op, unattributed = _device_work(profile)
-    device_work = DeviceWork(profile)
     has_children = timed_parents(ops)
     costs = OpCosts(ops)
-    fused = costs.fused if "fused" in columns else None
-    keyed = []
+    # (launch key, sub, op index or NO_LINK, device record or None for an op without one, cost on the op's first row)
+    order: list[tuple] = []
     no_formula_ops = 0
     no_formula_time = total_time = 0
     for i, op in enumerate(ops):
-        work = by_op.get(i)
+        work = by_op.pop(i, None)  # popped: the triples go as the order grows
         if (not work and i in has_children) or op.kind == FUSED:
             continue
-        shared = _op_cells(ops, i, columns, fused)
         cost = costs(i)
-        first = dict(shared, host=op.end - op.start, flops=_cost_cell(cost.flops), bytes=_cost_cell(cost.bytes))
         time = sum(e[2].end - e[2].start for e in work) if work else op.end - op.start
         total_time += time
         if cost.flops is None and cost.bytes is None:
             no_formula_ops += 1
             no_formula_time += time
         if not work:
-            keyed.append(((op.start, 0), dict(first, sub=None)))
+            order.append((op.start, 0, i, None, cost))
             continue
-        first.update(roofline_cells.cells(device_work.roofline(i, cost)))
-        for sub, (key, kind, item) in enumerate(work):
-            row = first if sub == 0 else dict(shared)
-            row.update(_device_cells(kind, item), sub=sub)
-            keyed.append(((key, sub), row))
-    for key, kind, item in unattributed:
-        row = _device_cells(kind, item)
-        label = f"replay of graph {item.graph_id}" if kind == "kernel" and item.graph_id else "(unattributed)"
-        row.update(op=label, ops=label)
-        keyed.append(((key, 0), row))
-    keyed.sort(key=lambda kr: kr[0])
-    rows = []
-    for idx, (_, row) in enumerate(keyed, start=1):
-        row["idx"] = idx
-        rows.append(row)
+        order.append((work[0][0], 0, i, work[0][2], cost))
+        order.extend((key, sub, i, item, None) for sub, (key, _, item) in enumerate(work[1:], start=1))
+    order.extend((key, 0, NO_LINK, item, None) for key, _, item in unattributed)
+    order.sort(key=_launch_order)  # stable: ties keep op order, unattributed work last
+    device_work = DeviceWork(profile)
     facts = {
         "ops_without_formula": no_formula_ops,
         "time_without_formula": no_formula_time,
@@ -154,7 +149,39 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[list, dict]:
         "unattributed_time": sum(e[2].end - e[2].start for e in unattributed),
         "notes": peak_notes(profile, device_work),
     }
-    return rows, facts
+    return _rows_in_order(ops, order, columns, costs, device_work), facts
+
+
+def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: DeviceWork) -> Iterator[dict]:
+    """The rows of :func:`kernel_rows`' order, numbered; an op's shared cells are made once for
+    its consecutive rows (an op's kernels follow each other unless another thread's launches
+    interleave)."""
+    fused = costs.fused if "fused" in columns else None
+    last, shared = NO_LINK, {}
+    for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
+        if i == NO_LINK:
+            row = _device_cells(item)
+            label = (
+                f"replay of graph {item.graph_id}"
+                if item.__class__ is KernelRecord and item.graph_id
+                else "(unattributed)"
+            )
+            row.update(op=label, ops=label)
+        else:
+            if i != last:
+                last, shared = i, _op_cells(ops, i, columns, fused)
+            row = dict(shared)
+            if cost is not None:  # the op's first row
+                op = ops[i]
+                row.update(host=op.end - op.start, flops=_cost_cell(cost.flops), bytes=_cost_cell(cost.bytes))
+                if item is not None:
+                    row.update(roofline_cells.cells(device_work.roofline(i, cost)))
+            if item is None:
+                row["sub"] = None
+            else:
+                row.update(_device_cells(item), sub=sub)
+        row["idx"] = idx
+        yield row
 
 
 def _cost_cell(value):
