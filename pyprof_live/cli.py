@@ -239,13 +239,15 @@ def main(argv=None) -> int:
         if args.view not in (None, "table"):
             text = _view_text(profile.view(args.view), args)
         else:
-            fmt = _text_format(args, "space")
+            columns = PYPROF_DEFAULT_COLUMNS if args.columns is None else args.columns
+            if args.csv and args.limit is None:  # a million-kernel report streams instead of sitting in memory
+                return _print_streamed(lambda out: profile.export_csv(out, sort=args.sort, columns=columns))
             text = profile.table(
                 sort=args.sort,
                 width=args.width,
-                fmt=fmt,
+                fmt=_text_format(args, "space"),
                 limit=args.limit,
-                columns=PYPROF_DEFAULT_COLUMNS if args.columns is None else args.columns,
+                columns=columns,
             )
     except PyprofLiveError as e:
         parser.exit(2, f"pyprof-live: error: {e}\n")
@@ -374,8 +376,13 @@ def diff_main(argv) -> int:
 
 
 def _print(text: str) -> int:
+    return _print_streamed(lambda out: out.write(text if text.endswith("\n") else text + "\n"))
+
+
+def _print_streamed(write) -> int:
+    """Call ``write(stream)`` with standard output as the stream; a closed pipe ends quietly."""
     try:
-        _write_stdout(text if text.endswith("\n") else text + "\n")
+        write(_Stdout())
     except BrokenPipeError:  # `pyprof-live f.sqlite | head` is normal use
         sys.stderr.close()
     except OSError as e:  # a full disk, a file size limit
@@ -398,3 +405,11 @@ def _write_stdout(text: str) -> None:
     data = memoryview(text.encode(sys.stdout.encoding or "utf-8", "backslashreplace"))
     while data:
         data = data[os.write(fd, data) :]
+
+
+class _Stdout:
+    """Standard output as a text stream whose every write goes out whole (:func:`_write_stdout`)."""
+
+    @staticmethod
+    def write(text: str) -> None:
+        _write_stdout(text)

@@ -140,10 +140,10 @@ class Profile:
 
     def export_csv(self, path, sort: str | None = None, columns=None) -> int:
         """Write :meth:`table` as CSV (``fmt="csv"``'s text; gzip'd when ``path`` ends in ``.gz``) and
-        return the number of rows written.
+        return the number of rows written. ``path`` may also be an open text stream (``sys.stdout``).
 
         Rows are written as they are made, so a report of a million kernels never sits in memory
-        whole (with ``sort``, every row is made first, to be sorted). The file is replaced whole or
+        whole (with ``sort``, every row is made first, to be sorted). A file is replaced whole or
         left as it was, even when writing fails half-way.
         """
         from .render.text import write_csv
@@ -151,6 +151,8 @@ class Profile:
 
         columns, rows, _, _ = self._kernel_rows(sort, columns)
         heads = [TABLE[c].header for c in columns]
+        if hasattr(path, "write"):
+            return write_csv(path, rows, columns, heads)
         written = []
         write_text_atomically(path, lambda out: written.append(write_csv(out, rows, columns, heads)))
         return written[0]

@@ -40,3 +40,18 @@ def test_cli_reports_a_real_recording(shared_data, recording, tmp_path, capsys):
     assert html.read_text().startswith("<!DOCTYPE html>")
     assert main([path, "--view", "ops"]) == 0
     assert capsys.readouterr().out.splitlines()[0].split()[:2] == ["Op", "calls"]
+
+
+@pytest.mark.parametrize("sort", [None, "sil"])
+def test_cli_csv_is_streamed_with_the_text_of_the_table(shared_data, sort, capsys):
+    """`--csv` writes rows as they are made (a million-kernel export would otherwise be one string of
+    gigabytes); what it prints is byte for byte the table's CSV, with and without a sort."""
+    from pyprof_live.cli import PYPROF_DEFAULT_COLUMNS
+    from pyprof_live.importers.nsys import load_nsys
+
+    path = str(shared_data / "nsys/nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite")
+    assert main([path, "--csv"] + (["--sort", sort] if sort else [])) == 0
+    expected = load_nsys(path).table(fmt="csv", sort=sort, columns=PYPROF_DEFAULT_COLUMNS)
+    printed = capsys.readouterr().out
+    assert printed == expected
+    assert len(printed.splitlines()) == 1 + 46 + 16 + 23  # header, kernels, memcpy/memset, kernel-less ops

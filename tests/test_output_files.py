@@ -182,14 +182,16 @@ class FullStream:
         pass
 
 
-def test_cli_report_to_a_full_stdout_is_one_line_and_exit_code_2(saved, capsys, monkeypatch):
+@pytest.mark.parametrize("options", [[], ["--csv"]])  # --csv streams its rows: another way to stdout
+def test_cli_report_to_a_full_stdout_is_one_line_and_exit_code_2(saved, capsys, monkeypatch, options):
     monkeypatch.setattr(sys, "stdout", FullStream())
-    assert main([str(saved)]) == 2
+    assert main([str(saved), *options]) == 2
     assert capsys.readouterr().err == "pyprof-live: error: cannot write to stdout: No space left on device\n"
 
 
 @pytest.mark.e2e
-def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path):
+@pytest.mark.parametrize("options", [[], ["--csv"]])
+def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path, options):
     """A file at the size limit fails every write (File too large, as a full disk would): one line,
     exit code 2, nothing from the interpreter's exit. A closed pipe (``| head -1``) stays quiet, exit 0."""
     limit = 100
@@ -197,13 +199,16 @@ def test_cli_stdout_failures_of_a_real_stream(saved, tmp_path):
     full.write_bytes(b"x" * limit)
     with open(full, "ab") as stdout:
         done = run_pyprof_live(
-            saved, stdout=stdout, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+            saved,
+            *options,
+            stdout=stdout,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
         )
     assert (done.returncode, done.stderr) == (2, "pyprof-live: error: cannot write to stdout: File too large\n")
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = run_pyprof_live(saved, stdout=write_end)
+        done = run_pyprof_live(saved, *options, stdout=write_end)
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (0, "")
