@@ -149,7 +149,12 @@ class CaptureSession:
             if not torch_compat.compiled_code_runs_compiled_under_the_op_hook():
                 self._note_compiled_code_runs_eagerly(dynamo_used)
             compiled.never_compiled(
-                (self._module_names._enter, self._module_names._exit, *self._scopes.hook_functions())
+                (
+                    OpRecorder.__torch_dispatch__,
+                    self._module_names._enter,
+                    self._module_names._exit,
+                    *self._scopes.hook_functions(),
+                )
             )
             dispatch_cost_ns()  # calibrated once, after Dynamo was imported and before any op is recorded
             if self._gpu is not None:
