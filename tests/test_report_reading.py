@@ -15,6 +15,7 @@ from pyprof_live.analysis.timeline import CATEGORIES
 from pyprof_live.profile import Profile
 from pyprof_live.records import OpRecord, RangeRecord, TensorMeta
 from pyprof_live.render import units
+from tests.test_capture import Doubled
 
 
 def _train(steps: int):
@@ -151,19 +152,10 @@ def test_module_scope_and_function_hooks_time_is_profiler_time(monkeypatch):
     monkeypatch.setattr("pyprof_live.capture.functions._now", _one_second_per_reading())
     monkeypatch.setattr("pyprof_live.capture.recorder.dispatch_cost_ns", lambda: SECOND)
 
-    class Double(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
     model = nn.Sequential(nn.Identity(), nn.Linear(4, 2))
     x = torch.randn(3, 4)
     with pyprof_live.profile() as p:
-        y = Double.apply(model(x))
+        y = Doubled.apply(model(x))
         with torch.profiler.record_function("metrics"):
             pass
         y.add(1)
