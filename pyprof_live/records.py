@@ -115,7 +115,8 @@ class OpRecord:
     #: ("aten::gelu" for a node ``aten::erf``; Inductor's ``original_aten``); "" when not known.
     origin: str = ""
     #: Live capture: ns the profiler itself spent around this op (its hook's work before and after
-    #: the op, plus the dispatch into the hook; see capture/overhead.py); 0 from other sources.
+    #: the op, plus the dispatch into the hook; see capture/overhead.py), and in the module, scope and
+    #: Function hooks that ran since the op before; 0 from other sources.
     overhead: int = 0
     # Link fields, filled by correlation:
     parent: int = NO_LINK  # enclosing op on the same thread

@@ -4,6 +4,7 @@ machines, limit= on every view, an empty kernel summary that says why, the profi
 
 import csv
 import io
+import itertools
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ from pyprof_live.analysis.timeline import CATEGORIES
 from pyprof_live.profile import Profile
 from pyprof_live.records import OpRecord, RangeRecord, TensorMeta
 from pyprof_live.render import units
+from tests.test_capture import Doubled
 
 
 def _train(steps: int):
@@ -125,6 +127,42 @@ def test_a_live_profile_shows_the_profilers_time():
     assert total["step"] == "total" and total["profiler"] > 0
     assert sum(total[c] for c in CATEGORIES) == total["dur"]
     assert sum(op.overhead for op in p.records.ops) == total["profiler"] + _outside_steps(p)
+
+
+SECOND = 10**9
+
+
+def _one_second_per_reading():
+    """A clock that moves one second per reading: every hook that reads it twice took exactly 1 s."""
+    return itertools.count(0, SECOND).__next__
+
+
+def test_module_scope_and_function_hooks_time_is_profiler_time(monkeypatch):
+    """Hooks between ops are the profiler's time, carried by the next op (the last op takes those after it).
+    Module hooks and Function.apply's wrapper read a fake clock (1 s per hook); each record_function op
+    is charged a fake 1 s dispatch cost. Real work of every hook is microseconds, so whole seconds count
+    the hooks.
+    Sequential(Identity, Linear) then a custom Function and one record_function:
+      t       <- enter Sequential, enter Identity, exit Identity, enter Linear: 4 s
+      addmm   <- 0 s (no hook between t and addmm)
+      mul     <- exit Linear, exit Sequential, Function.apply's wrapper before the call: 3 s
+      add     <- the wrapper after the call, record_function enter and exit: 3 s (+ their real hook time),
+                 and, as the last op, an Identity's enter and exit after it: 2 s; 5 s in all"""
+    monkeypatch.setattr("pyprof_live.capture.modules._now", _one_second_per_reading())
+    monkeypatch.setattr("pyprof_live.capture.functions._now", _one_second_per_reading())
+    monkeypatch.setattr("pyprof_live.capture.recorder.dispatch_cost_ns", lambda: SECOND)
+
+    model = nn.Sequential(nn.Identity(), nn.Linear(4, 2))
+    x = torch.randn(3, 4)
+    with pyprof_live.profile() as p:
+        y = Doubled.apply(model(x))
+        with torch.profiler.record_function("metrics"):
+            pass
+        y.add(1)
+        nn.Identity()(x)
+    ops = [op for op in p.records.ops if op.kind == "op"]
+    assert [op.name for op in ops] == ["aten::t", "aten::addmm", "aten::mul", "aten::add"]
+    assert [op.overhead // SECOND for op in ops] == [4, 0, 3, 5]
 
 
 def _outside_steps(p):

@@ -7,7 +7,8 @@ work it overlaps. The GPU is busy when a kernel, memcpy or memset runs (the firs
 otherwise.
 
 ``profiler`` is the time live capture spent in its own hooks (``OpRecord.overhead``: measured around
-each op, plus the calibrated cost of routing the op into the hook, capture/overhead.py). That time
+each op and in the module, record_function and Function hooks before it, plus the calibrated cost of
+routing each op into the hook, capture/overhead.py). That time
 lies outside every op's own interval, so the sweep first charged it to what was around it: it is
 taken back from ``other``, then (inside a DataLoader fetch or a recorded Python function) from
 ``dataloader`` and ``cpu_exec``. The eight parts add up to the step's duration exactly.

@@ -26,6 +26,9 @@ class ThreadContext(threading.local):
         self.host_dir = "fwd"  # dir of ops outside autograd's engine: "opt" in the optimizer, "other" in the DataLoader
         self.scope_dirs: list = []  # dirs set by the open record_function ranges, innermost last
         self.recompute = 0  # depth of non-reentrant checkpoint recomputation
+        #: ns the module, scope and Function hooks spent since the last recorded op; the op hook adds it
+        #: to that op's ``overhead`` and zeroes it (so it is the profiler's time, not "other").
+        self.hook_ns = 0
 
 
 context = ThreadContext()

@@ -37,6 +37,7 @@ from .recorder import (
     R_GRAD,
     R_HOOK_IN,
     R_HOOK_OUT,
+    R_HOOKS_BEFORE,
     R_ID,
     R_KWARGS,
     R_LAYERS,
@@ -108,7 +109,8 @@ def build_op_records(
     segments; a thread not in it starts from its counter's origin. ``function_numbers``: (tid,
     number) of the custom autograd Functions' nodes. ``resyncs``: (raw index, tid, counter value)
     where recording resumed after steps that were not recorded. ``dispatch_ns``: the calibrated cost
-    of routing one op into the hook and back (capture/overhead.py), added to each op's ``overhead``.
+    of routing one op into the hook and back (capture/overhead.py), added to each op's ``overhead``,
+    with the time the module, scope and Function hooks took since the op before (``R_HOOKS_BEFORE``).
     """
     records = []
     numbers = _SequenceNumbers(start_peek, start_tid, last_peek, function_numbers)
@@ -156,7 +158,7 @@ def build_op_records(
             callsite=callsite.format_frames(raw[R_FRAMES], frame_cache),
             param=param,
             external_id=raw[R_ID],
-            overhead=raw[R_START] - raw[R_HOOK_IN] + raw[R_HOOK_OUT] - raw[R_END] + dispatch_ns,
+            overhead=raw[R_START] - raw[R_HOOK_IN] + raw[R_HOOK_OUT] - raw[R_END] + dispatch_ns + raw[R_HOOKS_BEFORE],
         )
         may_number = raw[R_GRAD] and takes_tensors and info.name not in _NEVER_NUMBERED
         numbers.assign(record, raw[R_PEEK], may_number, raw[R_VIEW_INPLACE], info.writes_first_arg)

@@ -33,16 +33,20 @@ def _record_call(label: str, mod: str, call, args, kwargs, with_seq: bool = Fals
     session = sink.session
     if session is None or not session.recording:
         return call(*args, **kwargs)
+    began = _now()
     scope = session.open_function(label, mod)
     before = _peek_seq()
+    context.hook_ns += _now() - began  # profiler time, carried by the next op (the first inside)
     try:
         out = call(*args, **kwargs)
     finally:
+        returned = _now()
         session.close_function(scope)
     if with_seq:
         scope.seq = _sequence_of(out)
         if _peek_seq() > before:  # the node is numbered first, before forward runs
             scope.node_number = before
+    context.hook_ns += _now() - returned
     return out
 
 

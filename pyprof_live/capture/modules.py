@@ -1,16 +1,20 @@
 """nn.Module paths from global forward hooks, and parameter names for AccumulateGrad.
 
 The hooks only push and pop a path on the thread context and always return None (a forward hook
-that returns a value would replace the module's output). Paths come from ``named_modules()`` of
+that returns a value would replace the module's output). Each adds the time it took to the thread's
+``hook_ns``, which the next recorded op carries as profiler time (context.py). Paths come from ``named_modules()`` of
 the outermost module called, prefixed with its class name: ``ResNet.layer1.0.conv1``.
 """
 
 from __future__ import annotations
 
+import time
+
 from .. import torch_compat
 from .context import context
 
 _compiling = torch_compat.is_compiling
+_now = time.perf_counter_ns
 
 
 class ModuleNames:
@@ -42,16 +46,19 @@ class ModuleNames:
     def _enter(self, module, args):
         if _compiling():  # Dynamo tracing the model (torch 2.6 traces it under our op hook): nothing to do
             return
+        began = _now()
         ctx = context
         path = self.paths.get(id(module))
         if path is None:
             path = self._learn(module, ctx.module_stack)
         ctx.module_stack.append((module, ctx.module))
         ctx.module = path
+        ctx.hook_ns += _now() - began
 
     def _exit(self, module, args, output):
         if _compiling():
             return
+        began = _now()
         ctx = context
         stack = ctx.module_stack
         # Pop down to this module: a module that raised in a child may leave entries above it.
@@ -59,8 +66,10 @@ class ModuleNames:
             entry, outer = stack.pop()
             if entry is module:
                 ctx.module = outer
-                return
-        ctx.module = ""
+                break
+        else:
+            ctx.module = ""
+        ctx.hook_ns += _now() - began
 
     def _learn(self, module, stack) -> str:
         """Name a module seen for the first time, and every module and parameter below it."""

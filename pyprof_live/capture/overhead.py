@@ -13,17 +13,29 @@ from __future__ import annotations
 import time
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..torch_compat import TorchDispatchMode, set_eval_frame
 
 _now = time.perf_counter_ns
+_set_eval_frame = set_eval_frame
 _ROUNDS = 7
 _CALLS = 128
 _calibrated: list = []
 
 
 class _PassThrough(TorchDispatchMode):
+    """Routed as the op hook is (recorder.py): Dynamo's callback set off by the hook, not by torch's wrapper."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return func(*args, **kwargs) if kwargs else func(*args)
+        prior = _set_eval_frame(None)
+        try:
+            return func(*args, **kwargs) if kwargs else func(*args)
+        finally:
+            _set_eval_frame(prior)
 
 
 def _time_calls(op, a) -> int:

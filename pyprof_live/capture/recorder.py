@@ -18,6 +18,7 @@ from ..records import SCOPE_DIRS
 from . import callsite
 from .context import context
 from .gpu import GpuBackend
+from .overhead import dispatch_cost_ns
 
 _Tensor = torch.Tensor
 _now = time.perf_counter_ns
@@ -27,6 +28,7 @@ _current_node = torch_compat.current_autograd_node
 _node_seq = torch_compat.node_sequence_nr
 _is_view = torch_compat.is_view
 _grad_enabled = torch.is_grad_enabled
+_set_eval_frame = torch_compat.set_eval_frame
 
 #: How a tensor without sizes (nested) is described in a record: this prefix, then its dtype.
 NESTED_TENSOR = "nested tensor "
@@ -66,7 +68,8 @@ _ZERO_GRAD_PREFIX = "Optimizer.zero_grad#"
     R_ID,
     R_HOOK_IN,
     R_HOOK_OUT,
-) = range(20)
+    R_HOOKS_BEFORE,
+) = range(21)
 
 
 _SEQUENCES = (list, tuple)
@@ -173,6 +176,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         self.param_names = session.param_names
         self._infos: dict = {}
         self.op_infos = session.op_infos  # _OpInfo by index, for finalize.py
+        self.dispatch_ns = dispatch_cost_ns()  # what routing a record_function op into this hook costs
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:
@@ -180,16 +184,29 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         mode, which is off while the compiler runs and on for the compiled code (see compiled.py)."""
         return True
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: torch 2.7+ would wrap ``__torch_dispatch__`` in ``torch._disable_dynamo`` (1.3 µs per op);
+        the hook turns Dynamo's frame callback off itself, and its own frame is never compiled (session.py)."""
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not self.recording:
-            return func(*args, **kwargs) if kwargs else func(*args)
+        prior = _set_eval_frame(None)  # Dynamo traces neither the hook nor the op, as torch's own wrapper did
+        try:
+            if not self.recording:
+                return func(*args, **kwargs) if kwargs else func(*args)
+            return self._record(func, args, kwargs)
+        finally:
+            _set_eval_frame(prior)
+
+    def _record(self, func, args, kwargs):
         hook_in = _now()
         info = self._infos.get(id(func))  # OpOverload.__hash__ is Python code; overloads live forever
         if info is None:
             info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
             self.op_infos.append(info)
         if info.kind != "op":
-            return self._scope(info, func, args, kwargs)
+            return self._scope(info, func, args, kwargs, hook_in)
         raw = self.raw
         if len(raw) >= self.max_ops:  # capped: run the op untouched (no id, no GPU push, no clock)
             self.session.hit_cap()
@@ -209,6 +226,9 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         end = _now()
         ctx = context
         module = ctx.module
+        hooks_before = ctx.hook_ns  # the module/scope hooks' time since the previous op: profiler time
+        if hooks_before:
+            ctx.hook_ns = 0
         grad = _grad_enabled()
         if _graph_task() == -1:
             direction = ctx.host_dir
@@ -265,6 +285,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
                 op_id,
                 hook_in,
                 _now(),
+                hooks_before,
             )
         )
         return out
@@ -274,14 +295,17 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         self.recording = False
         self.session = self.raw = self.gpu = self.op_infos = self.param_names = None
 
-    def _scope(self, info, func, args, kwargs):
+    def _scope(self, info, func, args, kwargs, hook_in: int):
         """record_function enter/exit: kept as ranges, not ops; Optimizer.step# marks dir=opt and
-        enumerate(DataLoader)# dir=other.
+        enumerate(DataLoader)# dir=other. The hook's time around the call (and the calibrated
+        dispatch into it) is added to the thread's ``hook_ns``: the next op carries it.
 
         Scopes are matched by nesting on the thread (the handle object passed to exit is not
         the one enter returned, so it cannot be matched by identity).
         """
+        called = _now()
         out = func(*args, **kwargs) if kwargs else func(*args)
+        returned = _now()
         ctx = context
         if info.kind == "scope_enter":
             name = args[0] if args and isinstance(args[0], str) else ""
@@ -296,6 +320,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
                 ctx.scope_dirs.pop()
                 ctx.host_dir = ctx.scope_dirs[-1] if ctx.scope_dirs else "fwd"
             self.session.add_range(name, start, _now(), get_ident(), "record_function")
+        ctx.hook_ns += called - hook_in + _now() - returned + self.dispatch_ns
         return out
 
 

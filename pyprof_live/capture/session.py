@@ -149,7 +149,12 @@ class CaptureSession:
             if not torch_compat.compiled_code_runs_compiled_under_the_op_hook():
                 self._note_compiled_code_runs_eagerly(dynamo_used)
             compiled.never_compiled(
-                (self._module_names._enter, self._module_names._exit, *self._scopes.hook_functions())
+                (
+                    OpRecorder.__torch_dispatch__,
+                    self._module_names._enter,
+                    self._module_names._exit,
+                    *self._scopes.hook_functions(),
+                )
             )
             dispatch_cost_ns()  # calibrated once, after Dynamo was imported and before any op is recorded
             if self._gpu is not None:
@@ -176,11 +181,12 @@ class CaptureSession:
             raise CaptureError("this profile is not recording (stop() without start())")
         self._check_hook_thread("stop()")
         self._close_step()
+        hooks_after_last_op = context.hook_ns if self.recording else 0  # removing the hooks resets it
         try:
             self._remove_hooks()
         finally:
             gpu_capture = self._gpu.stop() if self._gpu is not None else None
-        self._finalize(gpu_capture)
+        self._finalize(gpu_capture, hooks_after_last_op)
 
     def step(self) -> None:
         """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
@@ -200,6 +206,7 @@ class CaptureSession:
             # Nodes numbered while not recording (between start/stop segments, in steps not
             # recorded) belong to no recorded op: numbering resumes from here (finalize.py).
             self._resyncs.append((len(self.raw_ops), threading.get_ident(), torch_compat.peek_sequence_nr()))
+            context.hook_ns = 0  # hook time of the steps not recorded is no recorded op's
         self.recording = on
         self._compiled.recording = on
         if recorder is not None:
@@ -375,9 +382,11 @@ class CaptureSession:
     # -- records ---------------------------------------------------------------------------------
 
     @paused_gc()
-    def _finalize(self, gpu_capture) -> None:
+    def _finalize(self, gpu_capture, hooks_after_last_op: int = 0) -> None:
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
-        tuples are dropped (the records hold everything, and keeping both doubled the memory)."""
+        tuples are dropped (the records hold everything, and keeping both doubled the memory).
+        ``hooks_after_last_op``: the hooks' time after this thread's last op (the outermost modules'
+        exits), which no later op carries: that op takes it."""
         function_numbers = {(scope.tid, scope.node_number) for scope in self.raw_functions if scope.node_number >= 0}
         ops = build_op_records(
             self.raw_ops,
@@ -390,6 +399,11 @@ class CaptureSession:
             self._resyncs,
             dispatch_cost_ns(),
         )
+        if hooks_after_last_op:
+            here = threading.get_ident()
+            last = next((op for op in reversed(ops) if op.tid == here), None)
+            if last is not None:
+                last.overhead += hooks_after_last_op
         for scope in self.raw_functions:
             ops.append(
                 OpRecord(
