@@ -81,7 +81,7 @@ class CompiledCapture:
     def __init__(self, session):
         self.session = session
         self.recording = False
-        self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes)
+        self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes, own ns)
         self.extern_calls: list = []  # (run, line, start, end, tid)
         self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes)
         self.graph_infos: dict = defaultdict(list)  # compile id -> GraphInfo compiled during this profile
@@ -250,6 +250,7 @@ class CompiledCapture:
         static = not run.info.dynamic
 
         def kernel_call(*args):
+            entered = _now()
             if not capture.recording or len(calls) >= capture.max_calls:
                 return fn(*args)
             start = _now()
@@ -259,7 +260,8 @@ class CompiledCapture:
             meta = metas.get(line) if static else None
             if meta is None:
                 meta = metas[line] = _shapes(args)
-            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta))
+            own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
+            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
 
         callsite.mark_internal(kernel_call.__code__)
@@ -274,6 +276,7 @@ class CompiledCapture:
         launch = autotuner.run  # bound before the instance attribute shadows it
 
         def run_kernel(*args, **kwargs):
+            entered = _now()
             gpu = session._gpu
             if not capture.recording or len(calls) >= capture.max_calls:
                 return launch(*args, **kwargs)
@@ -294,7 +297,8 @@ class CompiledCapture:
             meta = metas.get(line) if static else None
             if meta is None:
                 meta = metas[line] = _shapes(args)
-            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta))
+            own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
+            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
 
         callsite.mark_internal(run_kernel.__code__)
@@ -330,15 +334,16 @@ class CompiledCapture:
         records = []
         # A static graph's call site fuses the same nodes at every call, and a kernel's arguments repeat
         # their shapes: both are worked out once per profile, not once per call (a step calls each often).
-        site_facts: dict = {}  # (graph, wrapper line) -> ((fused op, our module path), ...), module, line
-        split: dict = {}  # (argument shapes, roles) -> (read, written)
-        for run, kernel, line, start, end, tid, direction, op_id, meta in self.kernel_calls:
+        site_facts: dict = {}  # (graph, wrapper line) -> (fused op templates, module, line)
+        stamps: dict = {}  # (site facts, dir, tid) -> the fused ops' record fields after "end"
+        split: dict = {}  # (id of the argument shapes, roles) -> (read, written)
+        for run, kernel, line, start, end, tid, direction, op_id, meta, own in self.kernel_calls:
             info = run.info
             site = info.sites.get(line)
             roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
-            parts = split.get((meta, roles))
+            parts = split.get((id(meta), roles))  # a static site's shapes are one object, kept by its calls
             if parts is None:
-                parts = split[(meta, roles)] = _split_by_role(meta, roles)
+                parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
             reads, writes = parts
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
             facts = None if sizes else site_facts.get((id(info), line))
@@ -355,25 +360,12 @@ class CompiledCapture:
                 if not sizes:
                     site_facts[(id(info), line)] = facts
             templates, module, where = facts
-            fused_records = [
-                OpRecord(
-                    name=f.name,
-                    start=start,
-                    end=start,
-                    tid=tid,
-                    overload=f.overload,
-                    kind=FUSED,
-                    dir=direction,
-                    inputs=f.inputs,
-                    outputs=f.outputs,
-                    kwargs=f.kwargs,
-                    module=path,
-                    callsite=f.callsite,
-                    graph=info.name,
-                    origin=f.origin,
-                )
-                for f, path in templates
-            ]
+            key = (id(facts), direction, tid)
+            fields = stamps.get(key) if not sizes else None
+            if fields is None:
+                fields = [_fused_fields(f, path, direction, tid, info.name) for f, path in templates]
+                if not sizes:
+                    stamps[key] = fields
             if not module or not where:  # no provenance, or code outside the user's (an optimizer's
                 # step): where the graph was called from
                 called_in, frames, _ = _enclosing_call(graph_calls.get(tid, ()), start)
@@ -393,9 +385,12 @@ class CompiledCapture:
                     callsite=where,
                     external_id=op_id,
                     graph=info.name,
+                    overhead=own,
                 )
             )
-            records.extend(fused_records)
+            # Positional, from fields worked out once per site: a fused record is the kernel call's
+            # start and these (most records of a compiled profile are fused ops: this is their cost).
+            records.extend([OpRecord(name, start, start, *rest) for name, rest in fields])
         self._attribute(ops, frame_cache, stack_depth)
         ranges = [
             RangeRecord(name=run.info.name, start=start, end=end, tid=tid, kind="graph")
@@ -478,6 +473,34 @@ def _enclosing_call(calls, time: int) -> tuple:
     if k >= 0 and calls[k][1] >= time:
         return calls[k][2:]
     return "", (), None
+
+
+#: OpRecord's fields in constructor order: a fused record is built positionally as
+#: ``OpRecord(name, start, start, *rest)``, ``rest`` holding the fields after ``end``.
+_RECORD_FIELDS = OpRecord.__slots__
+if _RECORD_FIELDS[:3] != ("name", "start", "end"):  # pragma: no cover - records.py changed its order
+    raise ImportError("OpRecord no longer starts with name, start, end: update capture/compiled.py")
+
+
+def _fused_fields(op, path: str, direction: str, tid: int, graph: str) -> tuple:
+    """(name, the fields after ``end``) of the records of fused op ``op`` at one call site."""
+    record = OpRecord(
+        name=op.name,
+        start=0,
+        end=0,
+        tid=tid,
+        overload=op.overload,
+        kind=FUSED,
+        dir=direction,
+        inputs=op.inputs,
+        outputs=op.outputs,
+        kwargs=op.kwargs,
+        module=path,
+        callsite=op.callsite,
+        graph=graph,
+        origin=op.origin,
+    )
+    return op.name, tuple(getattr(record, field) for field in _RECORD_FIELDS[3:])
 
 
 def _with_sizes(op, sizes: dict):
