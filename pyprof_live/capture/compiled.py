@@ -65,13 +65,17 @@ class GraphRun:
 
     __slots__ = ("dir", "info", "metas", "module", "optimizer", "roles", "undo")
 
+    #: ``metas``: (caller's code, instruction offset) -> (wrapper line, argument shapes). Keyed by the
+    #: offset because a frame's ``f_lineno`` decodes its code's line table from the start, and a
+    #: wrapper's ``Runner.call`` is hundreds of lines long: reading it cost ~5 us per kernel call.
+
     def __init__(self, info, optimizer: bool):
         self.info = info
         self.optimizer = optimizer  # compiled from an optimizer's step(): its kernels are dir "opt"
         self.dir = "fwd"  # of the current call
         self.module = ""  # an optimizer graph: the module all the parameters it updates are in
         self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
-        self.metas: dict = {}  # wrapper line -> argument shapes (static graphs: taken once)
+        self.metas: dict = {}  # call site -> (line, argument shapes); shapes of static graphs only
         self.undo: list = []
 
 
@@ -219,7 +223,11 @@ class CompiledCapture:
             self._note_unprovenanced(info.name)
         run = self._runs[id(compiled)] = GraphRun(info, _in_optimizer_step())
         if not info.roots:
-            info.roots = _resolve_roots(info, self.session)
+            roots = _resolve_roots(info, self.session)
+            if roots != info.roots:  # resolved now: what earlier profiles worked out without them goes
+                info.roots = roots
+                info.site_facts.clear()
+                info.fused_fields.clear()
         module = inductor.wrapper_module(compiled)
         if module is None:
             return run
@@ -256,10 +264,13 @@ class CompiledCapture:
             start = _now()
             out = fn(*args)
             end = _now()
-            line = _getframe(1).f_lineno
-            meta = metas.get(line) if static else None
-            if meta is None:
-                meta = metas[line] = _shapes(args)
+            frame = _getframe(1)
+            site = metas.get((frame.f_code, frame.f_lasti))
+            if site is None:
+                site = metas[(frame.f_code, frame.f_lasti)] = (frame.f_lineno, _shapes(args) if static else None)
+            line, meta = site
+            if not static:
+                meta = _shapes(args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
@@ -293,10 +304,13 @@ class CompiledCapture:
                 finally:
                     gpu.pop()
             end = _now()
-            line = _getframe(1).f_lineno
-            meta = metas.get(line) if static else None
-            if meta is None:
-                meta = metas[line] = _shapes(args)
+            frame = _getframe(1)
+            site = metas.get((frame.f_code, frame.f_lasti))
+            if site is None:
+                site = metas[(frame.f_code, frame.f_lasti)] = (frame.f_lineno, _shapes(args) if static else None)
+            line, meta = site
+            if not static:
+                meta = _shapes(args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
@@ -333,9 +347,8 @@ class CompiledCapture:
             calls.sort(key=lambda call: call[0])
         records = []
         # A static graph's call site fuses the same nodes at every call, and a kernel's arguments repeat
-        # their shapes: both are worked out once per profile, not once per call (a step calls each often).
-        site_facts: dict = {}  # (graph, wrapper line) -> (fused op templates, module, line)
-        stamps: dict = {}  # (site facts, dir, tid) -> the fused ops' record fields after "end"
+        # their shapes: both are worked out once per graph (kept on its GraphInfo, for later profiles
+        # too), not once per call (a step calls each often).
         split: dict = {}  # (id of the argument shapes, roles) -> (read, written)
         for run, kernel, line, start, end, tid, direction, op_id, meta, own in self.kernel_calls:
             info = run.info
@@ -346,7 +359,7 @@ class CompiledCapture:
                 parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
             reads, writes = parts
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
-            facts = None if sizes else site_facts.get((id(info), line))
+            facts = None if sizes else info.site_facts.get(line)
             if facts is None:
                 fused = site.fused if site is not None else ()
                 if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
@@ -358,14 +371,14 @@ class CompiledCapture:
                     inductor.most_common([f.callsite for f in fused]),
                 )
                 if not sizes:
-                    site_facts[(id(info), line)] = facts
+                    info.site_facts[line] = facts
             templates, module, where = facts
-            key = (id(facts), direction, tid)
-            fields = stamps.get(key) if not sizes else None
+            key = (line, direction, tid)
+            fields = info.fused_fields.get(key) if not sizes else None
             if fields is None:
                 fields = [_fused_fields(f, path, direction, tid, info.name) for f, path in templates]
                 if not sizes:
-                    stamps[key] = fields
+                    info.fused_fields[key] = fields
             if not module or not where:  # no provenance, or code outside the user's (an optimizer's
                 # step): where the graph was called from
                 called_in, frames, _ = _enclosing_call(graph_calls.get(tid, ()), start)
@@ -453,13 +466,19 @@ class _ExternCalls:
         if not callable(fn):
             return fn
         capture, run, calls = self._capture, self._run, self._capture.extern_calls
+        lines = run.metas
 
         def extern_call(*args, **kwargs):
             if not capture.recording:
                 return fn(*args, **kwargs)
             start = _now()
             out = fn(*args, **kwargs)
-            calls.append((run, _getframe(1).f_lineno, start, _now(), _get_ident()))
+            end = _now()
+            frame = _getframe(1)
+            site = lines.get((frame.f_code, frame.f_lasti))
+            if site is None:
+                site = lines[(frame.f_code, frame.f_lasti)] = (frame.f_lineno, None)
+            calls.append((run, site[0], start, end, _get_ident()))
             return out
 
         callsite.mark_internal(extern_call.__code__)
