@@ -352,3 +352,46 @@ def test_a_dynamic_graph_gives_each_call_its_own_flops():
     costs = OpCosts(p.records.ops)
     # relu 1 + mul 1 + sin 20 (a transcendental) + add 1 = 23 flops per element: 32 and 64 elements.
     assert [costs(i).flops for i in calls] == [23 * 32, 23 * 64]
+
+
+def _kernel_rows(p) -> list:
+    """What each kernel call's row and its fused ops say, in call order (times left out)."""
+    ops = p.records.ops
+    p.correlation
+    return [
+        (op.name, op.dir, op.module, op.callsite, op.graph, op.inputs, op.outputs)
+        + tuple((f.name, f.module, f.callsite, f.dir, f.inputs) for f in ops if f.kind == FUSED and f.parent == i)
+        for i, op in enumerate(ops)
+        if op.kind == COMPILED
+    ]
+
+
+def test_a_second_profile_of_the_same_compiled_code_gives_the_same_rows_and_times_the_wrappers():
+    """What a graph's call sites fused is worked out at the first profile's stop and kept on the graph:
+    the next profile's rows must say the same. Each kernel call's record carries the time its wrapper
+    spent around the kernel (the profiler's, counted in the step's profiler part, not in the kernel)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    compiled, x = torch.compile(MLPBlock(32)), torch.randn(4, 32)
+    profiles = []
+    for _ in range(2):
+        with pyprof_live.profile() as p:
+            compiled(x).sum().backward()
+        profiles.append(p)
+    first, second = (_kernel_rows(p) for p in profiles)
+    # MLPBlock(32): forward layer_norm, gelu, add; backward fc2's bias sum (fused with the gelu backward
+    # at d=512), gelu backward, layer_norm backward: 6 calls of 6 kernels
+    assert [row[0] for row in first] == [
+        "cpp_fused_native_layer_norm_0",
+        "cpp_fused_gelu_1",
+        "cpp_fused_add_2",
+        "cpp_fused_sum_0",
+        "cpp_fused_gelu_gelu_backward_1",
+        "cpp_fused_native_layer_norm_native_layer_norm_backward_sum_2",
+    ]
+    assert all(len(row) > 7 for row in first)  # each call has its fused ops
+    assert first == second
+    for p in profiles:
+        calls = [op for op in p.records.ops if op.kind == COMPILED]
+        assert all(op.overhead > 0 for op in calls)
+        assert sum(s.time["profiler"] for s in step_breakdown(p)) >= sum(op.overhead for op in calls)
