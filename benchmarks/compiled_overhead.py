@@ -19,9 +19,12 @@ Measured so that a difference smaller than the machine's noise can still be reso
   median and quartiles over rounds are printed, per step and per Inductor kernel call;
 - the ratio to torch.profiler is the ratio of the median added times; its resolution is stated:
   when the quartile ranges of the two added times overlap, the ratio is marked "(unresolved)".
+- the default batch is 1: what a profiler adds is per op and per kernel call, the same at any batch,
+  while the step's own time and its noise grow with the batch; at batch 8 the plain runs' quartile
+  range (~14 ms/step) hid both added times (~3-7 ms/step).
 Goal (issue #11): pyprof_live <= 1.3x plain, and its added time <= 0.5x torch.profiler's.
 
-    .venv/bin/python benchmarks/compiled_overhead.py [--iters 10] [--rounds 15]
+    .venv/bin/python benchmarks/compiled_overhead.py [--iters 10] [--rounds 11] [--batch 1]
 """
 
 from __future__ import annotations
@@ -97,8 +100,8 @@ def quartiles(values) -> tuple[float, float, float]:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=10, help="steps per configuration and round")
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="seed of the rounds' shuffled order")
     args = parser.parse_args()
     torch.set_num_threads(1)
