@@ -9,6 +9,7 @@ outputs and gradients), and must show every Inductor kernel call as a row with w
 from __future__ import annotations
 
 import inspect
+import statistics
 from dataclasses import dataclass, field
 
 import pytest
@@ -20,7 +21,7 @@ import pyprof_live
 from pyprof_live.analysis.compiled import OpCosts, timed_parents
 from pyprof_live.analysis.timeline import step_breakdown
 from pyprof_live.formulas import evaluate
-from pyprof_live.records import COMPILED, FUSED, NO_LINK, TensorMeta
+from pyprof_live.records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, TensorMeta
 from tests.compiled_models import GPT, GPT_CONFIG, AttentionBlock, MLPBlock, gpt_batch, needs_compiled_runs
 
 pytestmark = [pytest.mark.e2e, needs_compiled_runs]
@@ -168,39 +169,43 @@ def test_every_inductor_kernel_call_is_a_row_with_its_fused_ops_module_and_line(
 
 
 def _step_parts(p) -> list:
-    """Per recorded step: (host time of the table's rows in it / its duration (compile cut out), where
-    the rest lies): the profiler's own measured time, the rest of the time inside compiled graph calls
-    (the wrapper's Python between its calls: buffers allocated and freed, size asserts) and outside them
-    (guards, AOT's wrappers, autograd's engine, the step's own Python), as shares of the step."""
+    """Per recorded step: (host time in rows / its duration (compile cut out), where the rest lies).
+
+    Host time in rows: the innermost rows' time, plus the self time of each compiled graph call's row
+    (p.ops()'s ``host_self``: the wrapper's Python between its calls) less the profiler's own time
+    measured in it (its hooks around the kernel and op calls inside). The rest: the profiler's own time,
+    and what lies outside every row (guards, AOT's wrappers, autograd's engine, the step's Python)."""
+    p.correlation
     ops = p.records.ops
     parents = timed_parents(ops)
     leaves = [op for i, op in enumerate(ops) if i not in parents and op.kind != FUSED]
-    graphs = [r for r in p.records.ranges if r.kind == "graph"]
+    graph_self = []  # (start, self time less the profiler's time inside) of each graph call
+    for i, op in enumerate(ops):
+        if op.kind == GRAPH_CALL:
+            inside = [c for c in ops if c.parent == i and c.kind != FUSED]
+            own = op.end - op.start - sum(c.end - c.start for c in inside) - sum(c.overhead for c in inside)
+            graph_self.append((op.start, own))
     parts = []
     for step in step_breakdown(p):
-        inside = [op for op in leaves if step.start <= op.start and op.end <= step.end]
-        rows = sum(op.end - op.start for op in inside)
-        calls = [g for g in graphs if step.start <= g.start and g.end <= step.end]
-        in_graphs = sum(g.end - g.start for g in calls) - sum(
-            op.end - op.start for op in inside if any(g.start <= op.start and op.end <= g.end for g in calls)
-        )
+        rows = sum(op.end - op.start for op in leaves if step.start <= op.start and op.end <= step.end)
+        rows += sum(own for start, own in graph_self if step.start <= start < step.end)
         profiler = step.time["profiler"]
-        rest = {"profiler": profiler, "in graph calls": in_graphs, "outside": step.duration - rows - in_graphs}
+        rest = {"profiler": profiler, "outside": step.duration - rows - profiler}
         parts.append((rows / step.duration, {k: round(v / step.duration, 4) for k, v in rest.items()}))
     return parts
 
 
 def test_nearly_all_of_a_compiled_step_is_in_rows(run):
-    """The host time of a compiled step not in any row is Python between the calls: guards, AOT's
-    wrappers, the wrapper module, the profile's own hooks. The first step also made each graph's
-    first call; on this shared 2-core machine a step can lose the CPU in that Python, so the best
-    step is held to the figure and all are printed."""
+    """The host time of a compiled step in no row is Python outside the graph calls (guards, AOT's
+    wrappers, autograd's engine) and the profile's own hooks; the wrapper's Python between kernel
+    calls is the graph call's row. The first step also made each graph's first call. On this shared
+    2-core machine a step can lose the CPU in that Python (seen: up to 4 % of a step): the median step
+    is held to the figure, every step to 90 %, and all are printed."""
     parts = _step_parts(run.profile)[1:]
     shares = [share for share, _ in parts]
     print("share of each compiled step's host time in rows:", [round(s, 4) for s in shares])
-    # the rest, by where it lies (the profiler's own time lies in both of the other two)
     print("the rest of each step:", [rest for _, rest in parts])
-    assert max(shares) >= 0.95
+    assert statistics.median(shares) >= 0.95 and min(shares) >= 0.9
 
 
 def _eager_flops(op):
@@ -383,7 +388,8 @@ def _kernel_rows(p) -> list:
 def test_a_second_profile_of_the_same_compiled_code_gives_the_same_rows_and_times_the_wrappers():
     """What a graph's call sites fused is worked out at the first profile's stop and kept on the graph:
     the next profile's rows must say the same. Each kernel call's record carries the time its wrapper
-    spent around the kernel (the profiler's, counted in the step's profiler part, not in the kernel)."""
+    spent around the kernel (the profiler's, counted in the step's profiler part, not in the kernel).
+    Each graph call is a row whose self time is the wrapper's Python between its calls."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     compiled, x = torch.compile(MLPBlock(32)), torch.randn(4, 32)
@@ -406,6 +412,16 @@ def test_a_second_profile_of_the_same_compiled_code_gives_the_same_rows_and_time
     assert all(len(row) > 7 for row in first)  # each call has its fused ops
     assert first == second
     for p in profiles:
-        calls = [op for op in p.records.ops if op.kind == COMPILED]
+        ops = p.records.ops
+        calls = [op for op in ops if op.kind == COMPILED]
         assert all(op.overhead > 0 for op in calls)
         assert sum(s.time["profiler"] for s in step_breakdown(p)) >= sum(op.overhead for op in calls)
+        # one row per graph call (forward, backward), the parent of the kernel calls of its graph
+        graphs = [i for i, op in enumerate(ops) if op.kind == GRAPH_CALL]
+        assert [ops[i].dir for i in graphs] == ["fwd", "bwd"]
+        assert [ops[i].graph.split()[1] for i in graphs] == ["forward", "backward"]
+        assert all(ops[op.parent].kind == GRAPH_CALL and ops[op.parent].graph == op.graph for op in calls)
+        host_self = {(r["op"], r["graph"]): r["host_self"] for r in p.ops().rows}
+        for i in graphs:  # its self time: the graph call less the rows inside it (never negative)
+            inside = sum(op.end - op.start for op in ops if op.parent == i)
+            assert host_self[("compiled graph", ops[i].graph)] == ops[i].end - ops[i].start - inside > 0

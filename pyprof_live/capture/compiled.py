@@ -34,7 +34,7 @@ from types import FrameType
 import torch
 
 from .. import torch_compat
-from ..records import COMPILED, FUSED, NO_LINK, OpRecord, RangeRecord
+from ..records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, OpRecord
 from . import callsite, inductor
 from .context import context
 from .finalize import to_arg
@@ -49,6 +49,8 @@ _Tensor = torch.Tensor
 
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
 
+#: Name of the records of compiled graph calls (kind GRAPH_CALL; their ``graph`` says which graph).
+GRAPH_CALL_NAME = "compiled graph"
 #: GraphInfo of graphs compiled while a profile was installed: id(CompiledFxGraph) -> (weakref, info).
 #: Kept across profiles of a process: a graph compiled under one profile is known to the next.
 _graphs: dict = {}
@@ -87,7 +89,7 @@ class CompiledCapture:
         self.recording = False
         self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes, own ns)
         self.extern_calls: list = []  # (run, line, start, end, tid)
-        self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes)
+        self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes, dir, own ns)
         self.graph_infos: dict = defaultdict(list)  # compile id -> GraphInfo compiled during this profile
         self._runs: dict = {}  # id(CompiledFxGraph) -> GraphRun
         self._patches: list = []  # (owner, name, original)
@@ -174,8 +176,9 @@ class CompiledCapture:
         def __call__(self_, inputs):
             if not capture.recording:
                 return original(self_, inputs)
+            entered = _now()
             run = capture._runs.get(id(self_))
-            if run is None:
+            if run is None:  # instrumenting the graph is the profiler's time too (once per graph and profile)
                 run = capture._first_call(self_)
                 if run.optimizer:
                     run.module = capture._parameters_module(inputs)
@@ -194,7 +197,9 @@ class CompiledCapture:
             sizes = inductor.symbol_values(symbols, inputs) if symbols else None  # read before the call empties inputs
             start = _now()
             out = original(self_, inputs)
-            capture.graph_calls.append((run, start, _now(), _get_ident(), module, frames, sizes))
+            end = _now()
+            own = start - entered + _now() - end  # this hook's own time: the profiler's, not the graph's
+            capture.graph_calls.append((run, start, end, _get_ident(), module, frames, sizes, run.dir, own))
             return out
 
         return __call__
@@ -334,14 +339,14 @@ class CompiledCapture:
 
     # -- records -----------------------------------------------------------------------------------
 
-    def build_records(self, ops: list) -> tuple[list, list]:
-        """(new op records, new ranges): one record per kernel call followed by the ops it fused;
+    def build_records(self, ops: list) -> list:
+        """New op records: one per graph call, one per kernel call followed by the ops it fused;
         ``ops``, the hook's records of this segment, get the graph, module and call site of the
         compiled code they ran in. Raw calls are dropped afterwards."""
         frame_cache = self.session._frame_cache
         stack_depth = self.session.stack_depth
         graph_calls = defaultdict(list)  # tid -> (start, end, module, frames, sizes) of each graph call
-        for _, start, end, tid, module, frames, sizes in self.graph_calls:
+        for _, start, end, tid, module, frames, sizes, *_ in self.graph_calls:
             graph_calls[tid].append((start, end, module, frames, sizes))
         for calls in graph_calls.values():
             calls.sort(key=lambda call: call[0])
@@ -405,14 +410,27 @@ class CompiledCapture:
             # start and these (most records of a compiled profile are fused ops: this is their cost).
             records.extend([OpRecord(name, start, start, *rest) for name, rest in fields])
         self._attribute(ops, frame_cache, stack_depth)
-        ranges = [
-            RangeRecord(name=run.info.name, start=start, end=end, tid=tid, kind="graph")
-            for run, start, end, tid, *_ in self.graph_calls
-        ]
+        # Each graph call is a row too: its self time is the wrapper's Python between its calls
+        # (buffers allocated and freed, size asserts), which no kernel or op row holds.
+        records.extend(
+            OpRecord(
+                name=GRAPH_CALL_NAME,
+                start=start,
+                end=end,
+                tid=tid,
+                kind=GRAPH_CALL,
+                dir=direction,
+                module=run.module or module,
+                callsite=callsite.format_frames(frames[:stack_depth], frame_cache),
+                graph=run.info.name,
+                overhead=own,
+            )
+            for run, start, end, tid, module, frames, _, direction, own in self.graph_calls
+        )
         self.kernel_calls.clear()
         self.extern_calls.clear()
         self.graph_calls.clear()
-        return records, ranges
+        return records
 
     def _attribute(self, ops, frame_cache, stack_depth) -> None:
         """Ops recorded inside a compiled graph take its name; inside an extern call, also the module
