@@ -148,7 +148,9 @@ def _report(clock: str, times: dict, iters: int, kernels: int) -> None:
         low, mid, high = quartiles(values)
         ratio = statistics.median(times[name]) / statistics.median(plain)
         versus = ""
-        if name != REFERENCE:
+        if name != REFERENCE and reference[1] <= 0:
+            versus = "n/a (torch.profiler added nothing measurable)"
+        elif name != REFERENCE:
             resolved = high < reference[0] or low > reference[2]  # quartile ranges apart
             versus = f"{mid / reference[1]:.2f}x" + ("" if resolved else " (unresolved)")
         print(
