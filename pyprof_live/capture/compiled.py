@@ -269,13 +269,7 @@ class CompiledCapture:
             start = _now()
             out = fn(*args)
             end = _now()
-            frame = _getframe(1)
-            site = metas.get((frame.f_code, frame.f_lasti))
-            if site is None:
-                site = metas[(frame.f_code, frame.f_lasti)] = (frame.f_lineno, _shapes(args) if static else None)
-            line, meta = site
-            if not static:
-                meta = _shapes(args)
+            line, meta = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
@@ -309,13 +303,7 @@ class CompiledCapture:
                 finally:
                     gpu.pop()
             end = _now()
-            frame = _getframe(1)
-            site = metas.get((frame.f_code, frame.f_lasti))
-            if site is None:
-                site = metas[(frame.f_code, frame.f_lasti)] = (frame.f_lineno, _shapes(args) if static else None)
-            line, meta = site
-            if not static:
-                meta = _shapes(args)
+            line, meta = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
@@ -492,16 +480,23 @@ class _ExternCalls:
             start = _now()
             out = fn(*args, **kwargs)
             end = _now()
-            frame = _getframe(1)
-            site = lines.get((frame.f_code, frame.f_lasti))
-            if site is None:
-                site = lines[(frame.f_code, frame.f_lasti)] = (frame.f_lineno, None)
-            calls.append((run, site[0], start, end, _get_ident()))
+            calls.append((run, _call_site(lines, True, ())[0], start, end, _get_ident()))
             return out
 
         callsite.mark_internal(extern_call.__code__)
         setattr(self, name, extern_call)  # later calls find it without __getattr__
         return extern_call
+
+
+def _call_site(sites: dict, static: bool, args) -> tuple:
+    """(wrapper line, argument shapes) of the call a kernel wrapper runs in, keyed by its caller's code
+    and instruction offset (see GraphRun.metas); a static graph's shapes are taken at the first call."""
+    frame = _getframe(2)
+    key = (frame.f_code, frame.f_lasti)
+    site = sites.get(key)
+    if site is None:
+        site = sites[key] = (frame.f_lineno, _shapes(args) if static else None)
+    return site if static else (site[0], _shapes(args))
 
 
 def _enclosing_call(calls, time: int) -> tuple:
