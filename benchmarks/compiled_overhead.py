@@ -8,17 +8,29 @@ runs the same compiled code:
   torch.profiler        record_shapes=True (CPU activity: it sees the kernels' record_function ranges)
   pyprof_live           profile() defaults: op hook, kernel calls, call sites
   pyprof_live + table   the same, then p.table()
-Rounds alternate the configurations; each one's best and median time are printed (this machine is
-noisy). Goal (issue #11): pyprof_live <= 1.3x plain, and its added time <= 0.5x torch.profiler's. When
-torch.profiler's added time is within the spread of the plain runs, that ratio is marked "(noise)":
-it says nothing then.
 
-    .venv/bin/python benchmarks/compiled_overhead.py [--iters 10] [--rounds 7]
+Measured so that a difference smaller than the machine's noise can still be resolved:
+- each configuration runs once per round, in an order shuffled every round (a slow spell of the
+  machine lands on all of them alike, not always on the same one);
+- the clock is the process's CPU time (time.process_time: torch runs on 1 thread, so this is the
+  step's own work; time the process waits for a core on a loaded machine does not count), wall
+  time is printed beside it;
+- a configuration's added time is taken against the plain run of the SAME round (paired), then the
+  median and quartiles over rounds are printed, per step and per Inductor kernel call;
+- the ratio to torch.profiler is the ratio of the median added times; its resolution is stated:
+  when the quartile ranges of the two added times overlap, the ratio is marked "(unresolved)".
+- the default batch is 1: what a profiler adds is per op and per kernel call, the same at any batch,
+  while the step's own time and its noise grow with the batch; at batch 8 the plain runs' quartile
+  range (~14 ms/step) hid both added times (~3-7 ms/step).
+Goal (issue #11): pyprof_live <= 1.3x plain, and its added time <= 0.5x torch.profiler's.
+
+    .venv/bin/python benchmarks/compiled_overhead.py [--iters 10] [--rounds 11] [--batch 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -77,13 +89,20 @@ CONFIGS = {
     "pyprof_live": run_pyprof_live,
     "pyprof_live + table": lambda s, n: run_pyprof_live(s, n, table=True),
 }
+REFERENCE = "torch.profiler shapes"
+
+
+def quartiles(values) -> tuple[float, float, float]:
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, median, q3
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iters", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--iters", type=int, default=10, help="steps per configuration and round")
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the rounds' shuffled order")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # torch's own notes while compiling the optimizer step
@@ -93,32 +112,51 @@ def main():
     compiling = time.perf_counter() - compiling
     p = run_pyprof_live(step, args.iters)
     kernels = sum(1 for op in p.records.ops if op.kind == "compiled")
-    times: dict = {name: [] for name in CONFIGS}
+    cpu: dict = {name: [] for name in CONFIGS}
+    wall: dict = {name: [] for name in CONFIGS}
+    order = list(CONFIGS)
+    shuffle = random.Random(args.seed).shuffle
     for _ in range(args.rounds):
-        for name, run in CONFIGS.items():
-            start = time.perf_counter()
-            run(step, args.iters)
-            times[name].append(time.perf_counter() - start)
+        shuffle(order)
+        for name in order:
+            start_wall, start_cpu = time.perf_counter(), time.process_time()
+            CONFIGS[name](step, args.iters)
+            cpu[name].append(time.process_time() - start_cpu)
+            wall[name].append(time.perf_counter() - start_wall)
     print(
-        f"compiled GPT-style step (fwd+bwd+AdamW, batch {args.batch}) x {args.iters}: {kernels} Inductor kernel calls, "
-        f"{len(p.records.ops)} records; torch {torch.__version__}, 1 thread; compiled in {compiling:.1f} s "
-        f"({len(warm.records.compiles)} compile events); {args.rounds} rounds"
+        f"compiled GPT-style step (fwd+bwd+AdamW, batch {args.batch}) x {args.iters} steps: {kernels} Inductor kernel "
+        f"calls, {len(p.records.ops)} records; torch {torch.__version__}, 1 thread; compiled in {compiling:.1f} s "
+        f"({len(warm.records.compiles)} compile events); {args.rounds} rounds, order shuffled each round"
     )
-    spread = max(times["plain"]) - min(times["plain"])
-    print(f"spread of the plain runs (max - min): {spread:.3f} s")
-    for statistic, pick in (("best", min), ("median", statistics.median)):
-        value = {name: pick(t) for name, t in times.items()}
-        plain = value["plain"]
-        reference = value["torch.profiler shapes"] - plain
+    for clock, times in (("process CPU time", cpu), ("wall time", wall)):
+        _report(clock, times, args.iters, kernels)
+
+
+def _report(clock: str, times: dict, iters: int, kernels: int) -> None:
+    plain = times["plain"]
+    q1, median, q3 = quartiles(plain)
+    print(
+        f"\n{clock}: plain step median {median / iters * 1e3:.2f} ms (quartiles {q1 / iters * 1e3:.2f}-{q3 / iters * 1e3:.2f})"
+    )
+    print(
+        f"{'configuration':24} {'x plain':>8} {'added ms/step':>14} {'quartiles':>15} {'us/kernel call':>15}"
+        f" {'vs torch.profiler':>18}"
+    )
+    added = {name: [t - p for t, p in zip(times[name], plain)] for name in times if name != "plain"}
+    reference = quartiles(added[REFERENCE])
+    for name, values in added.items():
+        low, mid, high = quartiles(values)
+        ratio = statistics.median(times[name]) / statistics.median(plain)
+        versus = ""
+        if name != REFERENCE and reference[1] <= 0:
+            versus = "n/a (torch.profiler added nothing measurable)"
+        elif name != REFERENCE:
+            resolved = high < reference[0] or low > reference[2]  # quartile ranges apart
+            versus = f"{mid / reference[1]:.2f}x" + ("" if resolved else " (unresolved)")
         print(
-            f"{statistic:8} {'configuration':24} {'total s':>8} {'x plain':>8} {'added s':>8} {'vs torch.profiler':>18}"
+            f"{name:24} {ratio:8.3f} {mid / iters * 1e3:14.2f} {low / iters * 1e3:7.2f}-{high / iters * 1e3:<7.2f}"
+            f" {mid / kernels * 1e6:15.1f} {versus:>18}"
         )
-        for name in CONFIGS:
-            added = value[name] - plain
-            versus = ""
-            if name not in ("plain", "torch.profiler shapes"):
-                versus = f"{added / reference:.2f}x" + ("" if reference > spread else " (noise)")
-            print(f"{'':8} {name:24} {value[name]:8.3f} {value[name] / plain:8.2f} {added:8.3f} {versus:>18}")
 
 
 if __name__ == "__main__":

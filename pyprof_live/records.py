@@ -18,9 +18,12 @@ from typing import NamedTuple
 
 NO_LINK = -1
 
-#: OpRecord kinds of torch.compile'd code: one Inductor kernel call, and an ATen op fused into it.
+#: OpRecord kinds of torch.compile'd code: one Inductor kernel call, an ATen op fused into it, and one
+#: call of a compiled graph (its kernel calls and the ops it still dispatches lie inside it: its self
+#: time is the generated wrapper's own Python between them).
 COMPILED = "compiled"
 FUSED = "fused"
+GRAPH_CALL = "graph"
 
 #: Direction of an op, PyProf's ``dir`` column widened: ``opt`` is inside ``optimizer.step()`` or
 #: ``zero_grad()``, ``recompute`` is a forward re-run by activation checkpointing during backward,
@@ -90,7 +93,8 @@ class OpRecord:
     pid: int = 0
     overload: str = ""  # "default", "Tensor", "dim_IntList"
     #: "op" | "function" (wrap()/custom autograd Function) | "node" (imported bwd node range) |
-    #: "compiled" (one Inductor kernel call) | "fused" (an ATen op fused into the kernel call before it)
+    #: "compiled" (one Inductor kernel call) | "fused" (an ATen op fused into the kernel call before it) |
+    #: "graph" (one call of a compiled graph, named "compiled graph")
     kind: str = "op"
     dir: str = ""  # one of DIRECTIONS; "" = not known yet (correlation inherits it from the parent op)
     seq: int = NO_LINK  # autograd sequence number of the node this (forward) op created

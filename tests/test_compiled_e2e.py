@@ -9,6 +9,7 @@ outputs and gradients), and must show every Inductor kernel call as a row with w
 from __future__ import annotations
 
 import inspect
+import statistics
 from dataclasses import dataclass, field
 
 import pytest
@@ -20,7 +21,7 @@ import pyprof_live
 from pyprof_live.analysis.compiled import OpCosts, timed_parents
 from pyprof_live.analysis.timeline import step_breakdown
 from pyprof_live.formulas import evaluate
-from pyprof_live.records import COMPILED, FUSED, NO_LINK, TensorMeta
+from pyprof_live.records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, TensorMeta
 from tests.compiled_models import GPT, GPT_CONFIG, AttentionBlock, MLPBlock, gpt_batch, needs_compiled_runs
 
 pytestmark = [pytest.mark.e2e, needs_compiled_runs]
@@ -167,29 +168,48 @@ def test_every_inductor_kernel_call_is_a_row_with_its_fused_ops_module_and_line(
     assert len(rows) == len(leaves)  # ...and none per fused op
 
 
-def _step_coverage(p) -> list:
-    """Per recorded step: host time of the table's rows inside it / the step's duration (compile cut out)."""
+def _step_parts(p) -> list:
+    """Per recorded step: (host time in rows / its duration (compile cut out), where the rest lies).
+
+    Host time in rows: the innermost rows' time, plus the self time of each compiled graph call's row
+    (p.ops()'s ``host_self``: the wrapper's Python between its calls) less the profiler's own time
+    measured in it (its hooks around the kernel and op calls inside). The rest: the profiler's own time,
+    and what lies outside every row (guards, AOT's wrappers, autograd's engine, the step's Python)."""
+    p.correlation
     ops = p.records.ops
     parents = timed_parents(ops)
     leaves = [op for i, op in enumerate(ops) if i not in parents and op.kind != FUSED]
-    shares = []
+    graph_self = []  # (start, self time less the profiler's time inside) of each graph call
+    for i, op in enumerate(ops):
+        if op.kind == GRAPH_CALL:
+            inside = [c for c in ops if c.parent == i and c.kind != FUSED]
+            own = op.end - op.start - sum(c.end - c.start for c in inside) - sum(c.overhead for c in inside)
+            graph_self.append((op.start, own))
+    parts = []
     for step in step_breakdown(p):
-        inside = sum(op.end - op.start for op in leaves if step.start <= op.start and op.end <= step.end)
-        shares.append(inside / step.duration)
-    return shares
+        rows = sum(op.end - op.start for op in leaves if step.start <= op.start and op.end <= step.end)
+        rows += sum(own for start, own in graph_self if step.start <= start < step.end)
+        profiler = step.time["profiler"]
+        rest = {"profiler": profiler, "outside": step.duration - rows - profiler}
+        parts.append((rows / step.duration, {k: round(v / step.duration, 4) for k, v in rest.items()}))
+    return parts
 
 
-def test_most_of_a_compiled_step_is_in_rows(run):
-    """The host time of a compiled step not in any row is Python between the calls: guards, AOT's
-    wrappers, the wrapper module, the profile's own hooks. The first step also made each graph's
-    first call. The issue's 95 % is a timed goal, measured by benchmarks/compiled_overhead.py: under
-    CI's load the best step of the attention model measured 0.944 and one step 0.18 (the CPU lost
-    between two rows), so this test holds the best step to 85 %. Rows of the ops the compiled code
-    calls outside its kernels (extern matmuls, the optimizer: 85-92 % of these steps on CPU) going missing fails
-    it (5-11 % left); the kernel rows are counted by the test above."""
-    shares = _step_coverage(run.profile)[1:]
+def test_nearly_all_of_a_compiled_step_is_in_rows(run):
+    """The host time of a compiled step in no row is Python outside the graph calls (guards, AOT's
+    wrappers, autograd's engine) and the profile's own hooks; the wrapper's Python between kernel
+    calls is the graph call's row. The first step also made each graph's first call. The shares are
+    printed (the issue's goal is 95 %: measured 95.3-99.0 % for every step of the three models on
+    this 2-core VM under a load of 4). A step can lose the CPU, or pay for a garbage collection,
+    outside every row (an earlier form of this test, best step >= 95 %, failed here at 0.944 under
+    load), so the test holds the median step to 90 %, which still fails when a kind of row goes
+    missing (without the eager ops' rows 5-11 % is left); the graph-call rows themselves are checked
+    by test_a_second_profile_of_the_same_compiled_code_gives_the_same_rows_and_times_the_wrappers."""
+    parts = _step_parts(run.profile)[1:]
+    shares = [share for share, _ in parts]
     print("share of each compiled step's host time in rows:", [round(s, 4) for s in shares])
-    assert max(shares) >= 0.85
+    print("the rest of each step:", [rest for _, rest in parts])
+    assert statistics.median(shares) >= 0.9
 
 
 def _eager_flops(op):
@@ -355,3 +375,57 @@ def test_a_dynamic_graph_gives_each_call_its_own_flops():
     costs = OpCosts(p.records.ops)
     # relu 1 + mul 1 + sin 20 (a transcendental) + add 1 = 23 flops per element: 32 and 64 elements.
     assert [costs(i).flops for i in calls] == [23 * 32, 23 * 64]
+
+
+def _kernel_rows(p) -> list:
+    """What each kernel call's row and its fused ops say, in call order (times left out)."""
+    ops = p.records.ops
+    p.correlation
+    return [
+        (op.name, op.dir, op.module, op.callsite, op.graph, op.inputs, op.outputs)
+        + tuple((f.name, f.module, f.callsite, f.dir, f.inputs) for f in ops if f.kind == FUSED and f.parent == i)
+        for i, op in enumerate(ops)
+        if op.kind == COMPILED
+    ]
+
+
+def test_a_second_profile_of_the_same_compiled_code_gives_the_same_rows_and_times_the_wrappers():
+    """What a graph's call sites fused is worked out at the first profile's stop and kept on the graph:
+    the next profile's rows must say the same. Each kernel call's record carries the time its wrapper
+    spent around the kernel (the profiler's, counted in the step's profiler part, not in the kernel).
+    Each graph call is a row whose self time is the wrapper's Python between its calls."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    compiled, x = torch.compile(MLPBlock(32)), torch.randn(4, 32)
+    profiles = []
+    for _ in range(2):
+        with pyprof_live.profile() as p:
+            compiled(x).sum().backward()
+        profiles.append(p)
+    first, second = (_kernel_rows(p) for p in profiles)
+    # MLPBlock(32): forward layer_norm, gelu, add; backward fc2's bias sum (fused with the gelu backward
+    # at d=512), gelu backward, layer_norm backward: 6 calls of 6 kernels
+    assert [row[0] for row in first] == [
+        "cpp_fused_native_layer_norm_0",
+        "cpp_fused_gelu_1",
+        "cpp_fused_add_2",
+        "cpp_fused_sum_0",
+        "cpp_fused_gelu_gelu_backward_1",
+        "cpp_fused_native_layer_norm_native_layer_norm_backward_sum_2",
+    ]
+    assert all(len(row) > 7 for row in first)  # each call has its fused ops
+    assert first == second
+    for p in profiles:
+        ops = p.records.ops
+        calls = [op for op in ops if op.kind == COMPILED]
+        assert all(op.overhead > 0 for op in calls)
+        assert sum(s.time["profiler"] for s in step_breakdown(p)) >= sum(op.overhead for op in calls)
+        # one row per graph call (forward, backward), the parent of the kernel calls of its graph
+        graphs = [i for i, op in enumerate(ops) if op.kind == GRAPH_CALL]
+        assert [ops[i].dir for i in graphs] == ["fwd", "bwd"]
+        assert [ops[i].graph.split()[1] for i in graphs] == ["forward", "backward"]
+        assert all(ops[op.parent].kind == GRAPH_CALL and ops[op.parent].graph == op.graph for op in calls)
+        host_self = {(r["op"], r["graph"]): r["host_self"] for r in p.ops().rows}
+        for i in graphs:  # its self time: the graph call less the rows inside it (never negative)
+            inside = sum(op.end - op.start for op in ops if op.parent == i)
+            assert host_self[("compiled graph", ops[i].graph)] == ops[i].end - ops[i].start - inside > 0

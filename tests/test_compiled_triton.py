@@ -63,7 +63,7 @@ def test_each_launch_pushes_its_own_external_id_around_the_launch():
     capture, gpu, kernel = _launch_twice(ready=True)
     assert len(kernel.launched) == 2  # the real launch ran, with the user's arguments
     assert gpu.events == [("push", 100), ("pop",), ("push", 101), ("pop",)]
-    records, _ = capture.build_records([])
+    records = capture.build_records([])
     assert [(r.kind, r.name, r.external_id) for r in records] == [
         (COMPILED, "triton_poi_fused_gelu_0", 100),
         (COMPILED, "triton_poi_fused_gelu_0", 101),
@@ -75,5 +75,5 @@ def test_each_launch_pushes_its_own_external_id_around_the_launch():
 def test_a_launch_that_may_autotune_pushes_no_id():
     capture, gpu, _ = _launch_twice(ready=False)
     assert gpu.events == []  # benchmark launches of autotuning stay unattributed
-    records, _ = capture.build_records([])
+    records = capture.build_records([])
     assert [r.external_id for r in records] == [NO_LINK, NO_LINK]

@@ -34,7 +34,7 @@ from types import FrameType
 import torch
 
 from .. import torch_compat
-from ..records import COMPILED, FUSED, NO_LINK, OpRecord, RangeRecord
+from ..records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, OpRecord
 from . import callsite, inductor
 from .context import context
 from .finalize import to_arg
@@ -49,6 +49,8 @@ _Tensor = torch.Tensor
 
 _GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
 
+#: Name of the records of compiled graph calls (kind GRAPH_CALL; their ``graph`` says which graph).
+GRAPH_CALL_NAME = "compiled graph"
 #: GraphInfo of graphs compiled while a profile was installed: id(CompiledFxGraph) -> (weakref, info).
 #: Kept across profiles of a process: a graph compiled under one profile is known to the next.
 _graphs: dict = {}
@@ -65,13 +67,17 @@ class GraphRun:
 
     __slots__ = ("dir", "info", "metas", "module", "optimizer", "roles", "undo")
 
+    #: ``metas``: (caller's code, instruction offset) -> (wrapper line, argument shapes). Keyed by the
+    #: offset because a frame's ``f_lineno`` decodes its code's line table from the start, and a
+    #: wrapper's ``Runner.call`` is hundreds of lines long: reading it cost ~5 us per kernel call.
+
     def __init__(self, info, optimizer: bool):
         self.info = info
         self.optimizer = optimizer  # compiled from an optimizer's step(): its kernels are dir "opt"
         self.dir = "fwd"  # of the current call
         self.module = ""  # an optimizer graph: the module all the parameters it updates are in
         self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
-        self.metas: dict = {}  # wrapper line -> argument shapes (static graphs: taken once)
+        self.metas: dict = {}  # call site -> (line, argument shapes); shapes of static graphs only
         self.undo: list = []
 
 
@@ -81,9 +87,9 @@ class CompiledCapture:
     def __init__(self, session):
         self.session = session
         self.recording = False
-        self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes)
+        self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes, own ns)
         self.extern_calls: list = []  # (run, line, start, end, tid)
-        self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes)
+        self.graph_calls: list = []  # (run, start, end, tid, module, frames, symbol sizes, dir, own ns)
         self.graph_infos: dict = defaultdict(list)  # compile id -> GraphInfo compiled during this profile
         self._runs: dict = {}  # id(CompiledFxGraph) -> GraphRun
         self._patches: list = []  # (owner, name, original)
@@ -170,8 +176,9 @@ class CompiledCapture:
         def __call__(self_, inputs):
             if not capture.recording:
                 return original(self_, inputs)
+            entered = _now()
             run = capture._runs.get(id(self_))
-            if run is None:
+            if run is None:  # instrumenting the graph is the profiler's time too (once per graph and profile)
                 run = capture._first_call(self_)
                 if run.optimizer:
                     run.module = capture._parameters_module(inputs)
@@ -190,7 +197,9 @@ class CompiledCapture:
             sizes = inductor.symbol_values(symbols, inputs) if symbols else None  # read before the call empties inputs
             start = _now()
             out = original(self_, inputs)
-            capture.graph_calls.append((run, start, _now(), _get_ident(), module, frames, sizes))
+            end = _now()
+            own = start - entered + _now() - end  # this hook's own time: the profiler's, not the graph's
+            capture.graph_calls.append((run, start, end, _get_ident(), module, frames, sizes, run.dir, own))
             return out
 
         return __call__
@@ -219,7 +228,11 @@ class CompiledCapture:
             self._note_unprovenanced(info.name)
         run = self._runs[id(compiled)] = GraphRun(info, _in_optimizer_step())
         if not info.roots:
-            info.roots = _resolve_roots(info, self.session)
+            roots = _resolve_roots(info, self.session)
+            if roots != info.roots:  # resolved now: what earlier profiles worked out without them goes
+                info.roots = roots
+                info.site_facts.clear()
+                info.fused_fields.clear()
         module = inductor.wrapper_module(compiled)
         if module is None:
             return run
@@ -250,16 +263,15 @@ class CompiledCapture:
         static = not run.info.dynamic
 
         def kernel_call(*args):
+            entered = _now()
             if not capture.recording or len(calls) >= capture.max_calls:
                 return fn(*args)
             start = _now()
             out = fn(*args)
             end = _now()
-            line = _getframe(1).f_lineno
-            meta = metas.get(line) if static else None
-            if meta is None:
-                meta = metas[line] = _shapes(args)
-            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta))
+            line, meta = _call_site(metas, static, args)
+            own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
+            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
 
         callsite.mark_internal(kernel_call.__code__)
@@ -274,6 +286,7 @@ class CompiledCapture:
         launch = autotuner.run  # bound before the instance attribute shadows it
 
         def run_kernel(*args, **kwargs):
+            entered = _now()
             gpu = session._gpu
             if not capture.recording or len(calls) >= capture.max_calls:
                 return launch(*args, **kwargs)
@@ -290,11 +303,9 @@ class CompiledCapture:
                 finally:
                     gpu.pop()
             end = _now()
-            line = _getframe(1).f_lineno
-            meta = metas.get(line) if static else None
-            if meta is None:
-                meta = metas[line] = _shapes(args)
-            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta))
+            line, meta = _call_site(metas, static, args)
+            own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
+            calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
 
         callsite.mark_internal(run_kernel.__code__)
@@ -316,32 +327,32 @@ class CompiledCapture:
 
     # -- records -----------------------------------------------------------------------------------
 
-    def build_records(self, ops: list) -> tuple[list, list]:
-        """(new op records, new ranges): one record per kernel call followed by the ops it fused;
+    def build_records(self, ops: list) -> list:
+        """New op records: one per graph call, one per kernel call followed by the ops it fused;
         ``ops``, the hook's records of this segment, get the graph, module and call site of the
         compiled code they ran in. Raw calls are dropped afterwards."""
         frame_cache = self.session._frame_cache
         stack_depth = self.session.stack_depth
         graph_calls = defaultdict(list)  # tid -> (start, end, module, frames, sizes) of each graph call
-        for _, start, end, tid, module, frames, sizes in self.graph_calls:
+        for _, start, end, tid, module, frames, sizes, *_ in self.graph_calls:
             graph_calls[tid].append((start, end, module, frames, sizes))
         for calls in graph_calls.values():
             calls.sort(key=lambda call: call[0])
         records = []
         # A static graph's call site fuses the same nodes at every call, and a kernel's arguments repeat
-        # their shapes: both are worked out once per profile, not once per call (a step calls each often).
-        site_facts: dict = {}  # (graph, wrapper line) -> ((fused op, our module path), ...), module, line
-        split: dict = {}  # (argument shapes, roles) -> (read, written)
-        for run, kernel, line, start, end, tid, direction, op_id, meta in self.kernel_calls:
+        # their shapes: both are worked out once per graph (kept on its GraphInfo, for later profiles
+        # too), not once per call (a step calls each often).
+        split: dict = {}  # (id of the argument shapes, roles) -> (read, written)
+        for run, kernel, line, start, end, tid, direction, op_id, meta, own in self.kernel_calls:
             info = run.info
             site = info.sites.get(line)
             roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
-            parts = split.get((meta, roles))
+            parts = split.get((id(meta), roles))  # a static site's shapes are one object, kept by its calls
             if parts is None:
-                parts = split[(meta, roles)] = _split_by_role(meta, roles)
+                parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
             reads, writes = parts
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
-            facts = None if sizes else site_facts.get((id(info), line))
+            facts = None if sizes else info.site_facts.get(line)
             if facts is None:
                 fused = site.fused if site is not None else ()
                 if sizes:  # a dynamic graph: its nodes' shapes hold symbols, given values by this call
@@ -353,27 +364,14 @@ class CompiledCapture:
                     inductor.most_common([f.callsite for f in fused]),
                 )
                 if not sizes:
-                    site_facts[(id(info), line)] = facts
+                    info.site_facts[line] = facts
             templates, module, where = facts
-            fused_records = [
-                OpRecord(
-                    name=f.name,
-                    start=start,
-                    end=start,
-                    tid=tid,
-                    overload=f.overload,
-                    kind=FUSED,
-                    dir=direction,
-                    inputs=f.inputs,
-                    outputs=f.outputs,
-                    kwargs=f.kwargs,
-                    module=path,
-                    callsite=f.callsite,
-                    graph=info.name,
-                    origin=f.origin,
-                )
-                for f, path in templates
-            ]
+            key = (line, direction, tid)
+            fields = info.fused_fields.get(key) if not sizes else None
+            if fields is None:
+                fields = [_fused_fields(f, path, direction, tid, info.name) for f, path in templates]
+                if not sizes:
+                    info.fused_fields[key] = fields
             if not module or not where:  # no provenance, or code outside the user's (an optimizer's
                 # step): where the graph was called from
                 called_in, frames, _ = _enclosing_call(graph_calls.get(tid, ()), start)
@@ -393,18 +391,34 @@ class CompiledCapture:
                     callsite=where,
                     external_id=op_id,
                     graph=info.name,
+                    overhead=own,
                 )
             )
-            records.extend(fused_records)
+            # Positional, from fields worked out once per site: a fused record is the kernel call's
+            # start and these (most records of a compiled profile are fused ops: this is their cost).
+            records.extend([OpRecord(name, start, start, *rest) for name, rest in fields])
         self._attribute(ops, frame_cache, stack_depth)
-        ranges = [
-            RangeRecord(name=run.info.name, start=start, end=end, tid=tid, kind="graph")
-            for run, start, end, tid, *_ in self.graph_calls
-        ]
+        # Each graph call is a row too: its self time is the wrapper's Python between its calls
+        # (buffers allocated and freed, size asserts), which no kernel or op row holds.
+        records.extend(
+            OpRecord(
+                name=GRAPH_CALL_NAME,
+                start=start,
+                end=end,
+                tid=tid,
+                kind=GRAPH_CALL,
+                dir=direction,
+                module=run.module or module,
+                callsite=callsite.format_frames(frames[:stack_depth], frame_cache),
+                graph=run.info.name,
+                overhead=own,
+            )
+            for run, start, end, tid, module, frames, _, direction, own in self.graph_calls
+        )
         self.kernel_calls.clear()
         self.extern_calls.clear()
         self.graph_calls.clear()
-        return records, ranges
+        return records
 
     def _attribute(self, ops, frame_cache, stack_depth) -> None:
         """Ops recorded inside a compiled graph take its name; inside an extern call, also the module
@@ -458,18 +472,31 @@ class _ExternCalls:
         if not callable(fn):
             return fn
         capture, run, calls = self._capture, self._run, self._capture.extern_calls
+        lines = run.metas
 
         def extern_call(*args, **kwargs):
             if not capture.recording:
                 return fn(*args, **kwargs)
             start = _now()
             out = fn(*args, **kwargs)
-            calls.append((run, _getframe(1).f_lineno, start, _now(), _get_ident()))
+            end = _now()
+            calls.append((run, _call_site(lines, True, ())[0], start, end, _get_ident()))
             return out
 
         callsite.mark_internal(extern_call.__code__)
         setattr(self, name, extern_call)  # later calls find it without __getattr__
         return extern_call
+
+
+def _call_site(sites: dict, static: bool, args) -> tuple:
+    """(wrapper line, argument shapes) of the call a kernel wrapper runs in, keyed by its caller's code
+    and instruction offset (see GraphRun.metas); a static graph's shapes are taken at the first call."""
+    frame = _getframe(2)
+    key = (frame.f_code, frame.f_lasti)
+    site = sites.get(key)
+    if site is None:
+        site = sites[key] = (frame.f_lineno, _shapes(args) if static else None)
+    return site if static else (site[0], _shapes(args))
 
 
 def _enclosing_call(calls, time: int) -> tuple:
@@ -478,6 +505,34 @@ def _enclosing_call(calls, time: int) -> tuple:
     if k >= 0 and calls[k][1] >= time:
         return calls[k][2:]
     return "", (), None
+
+
+#: OpRecord's fields in constructor order: a fused record is built positionally as
+#: ``OpRecord(name, start, start, *rest)``, ``rest`` holding the fields after ``end``.
+_RECORD_FIELDS = OpRecord.__slots__
+if _RECORD_FIELDS[:3] != ("name", "start", "end"):  # pragma: no cover - records.py changed its order
+    raise ImportError("OpRecord no longer starts with name, start, end: update capture/compiled.py")
+
+
+def _fused_fields(op, path: str, direction: str, tid: int, graph: str) -> tuple:
+    """(name, the fields after ``end``) of the records of fused op ``op`` at one call site."""
+    record = OpRecord(
+        name=op.name,
+        start=0,
+        end=0,
+        tid=tid,
+        overload=op.overload,
+        kind=FUSED,
+        dir=direction,
+        inputs=op.inputs,
+        outputs=op.outputs,
+        kwargs=op.kwargs,
+        module=path,
+        callsite=op.callsite,
+        graph=graph,
+        origin=op.origin,
+    )
+    return op.name, tuple(getattr(record, field) for field in _RECORD_FIELDS[3:])
 
 
 def _with_sizes(op, sizes: dict):

@@ -82,6 +82,11 @@ class GraphInfo:
     #: Dynamic graphs: (symbol, graph input index, dim or -1 for an int input) giving each size
     #: symbol's value at a call, so the fused ops' symbolic shapes can be made concrete.
     symbols: tuple = ()
+    #: Worked out from ``sites`` at the first profile's stop and kept for later ones (static graphs):
+    #: wrapper line -> ((FusedOp, our module path), ...), the call's module, the call's user line;
+    site_facts: dict = field(default_factory=dict)
+    #: (wrapper line, dir, tid) -> (name, the record fields after ``end``) of each fused op's record.
+    fused_fields: dict = field(default_factory=dict)
 
 
 def graph_name(compile_id: str, backward: bool, inference: bool) -> str:

@@ -422,12 +422,10 @@ class CaptureSession:
                     callsite=callsite.format_frames(scope.frames, self._frame_cache),
                 )
             )
-        compiled_ops, graph_ranges = self._compiled.build_records(ops)
-        ops.extend(compiled_ops)
+        ops.extend(self._compiled.build_records(ops))
         records = self.records
         records.ops.extend(ops)
         records.ranges.extend(self.raw_ranges)
-        records.ranges.extend(graph_ranges)
         records.compiles.extend(self._compile_events.records(self._compiled.graph_infos))
         self.raw_ops.clear()
         self._resyncs.clear()

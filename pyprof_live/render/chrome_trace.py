@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from ..analysis.compiled import OpCosts, fused_text
 from ..analysis.kernel_names import short_name
-from ..records import COMPILED, FUSED, NO_LINK
+from ..records import COMPILED, FUSED, GRAPH_CALL, NO_LINK
 from . import cells
 
 #: Perfetto reads ``ts``/``dur`` as float µs and truncates ``value * 1000`` to integer ns, so
@@ -225,7 +225,7 @@ def _op_event(ops, i: int, costs) -> dict:
     }
     return {
         "ph": "X",
-        "cat": op.kind if op.kind in ("function", COMPILED) else "op",
+        "cat": op.kind if op.kind in ("function", COMPILED, GRAPH_CALL) else "op",
         "name": op.name,
         "args": {k: v for k, v in args.items() if v not in (None, "")},
     }

@@ -17,7 +17,7 @@ from ..analysis.kernel_names import short_name, uses_tensor_cores
 from ..analysis.roofline import RooflineSum
 from ..analysis.timeline import CATEGORIES, DEVICE_CATEGORIES, step_breakdown, step_windows
 from ..gcpause import paused_gc
-from ..records import COMPILED, DIRECTIONS, FUSED, NO_LINK, KernelRecord
+from ..records import COMPILED, DIRECTIONS, FUSED, GRAPH_CALL, NO_LINK, KernelRecord
 from ..render import cells
 from ..render.units import duration
 from .columns import COLUMN_NAMES, OVERVIEW, SUMMARY
@@ -251,7 +251,7 @@ def op_summary(profile, by: str = "op") -> View:
             continue
         shapes = cells.params_text(op, floats=by == "op+params") if by != "op" else ""
         # Inductor numbers kernels per graph: the same name in two graphs is two kernels.
-        key = (op.name, shapes, op.graph if op.kind == COMPILED else "")
+        key = (op.name, shapes, op.graph if op.kind in (COMPILED, GRAPH_CALL) else "")
         g = groups.get(key)
         if g is None:
             g = groups[key] = {
