@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from operator import itemgetter
 
 from ..errors import ColumnError
 from ..gcpause import paused_gc
@@ -130,8 +131,15 @@ def render_columns(rows, columns, heads, width: int | None, units=None, best_eff
 
 
 def _by_column(rows, columns) -> list:
-    """The rows' values as one tuple per column."""
-    return list(zip(*[[r.get(c) for c in columns] for r in rows])) if rows else [()] * len(columns)
+    """The rows' values as one tuple per column (None where a row has no such cell)."""
+    if not rows:
+        return [()] * len(columns)
+    if len(columns) > 1 and set(map(type, rows)) == _DICT:
+        try:  # every row has every column (the common case): taken in C
+            return list(zip(*map(itemgetter(*columns), rows)))
+        except KeyError:
+            pass
+    return list(zip(*[[r.get(c) for c in columns] for r in rows]))
 
 
 def _printable_columns(by_column: list) -> list:
@@ -193,6 +201,7 @@ def _cut(text: str, width: int, at_start: bool) -> str:
 
 
 _STR = {str}
+_DICT = {dict}
 _INT = {int}
 _NUMBER_TYPES = {int, float, type(None)}
 
