@@ -94,7 +94,9 @@ def by_start_longest_first(items: list, start, end) -> list:
 
 def _start_order(ops) -> list:
     """Op indices by start, then longest first (parents before children), then index."""
-    return by_start_longest_first(list(range(len(ops))), lambda i: ops[i].start, lambda i: ops[i].end)
+    starts = [op.start for op in ops]
+    ends = [op.end for op in ops]
+    return by_start_longest_first(list(range(len(ops))), starts.__getitem__, ends.__getitem__)
 
 
 def _by_thread(ops, order: list) -> dict:
@@ -174,6 +176,8 @@ def _link_backward_to_forward(ops) -> None:
 
 def _link_apis_to_ops(apis, ops, threads: dict) -> None:
     """By pushed external id where the source has one, else by containment on the launching thread."""
+    if not apis:  # a CPU-only profile: nothing to link
+        return
     by_external = _by_pid((op.pid, op.external_id, i) for i, op in enumerate(ops) if op.external_id != NO_LINK)
     unlinked = defaultdict(list)  # (pid, tid) -> api indices
     for a, api in enumerate(apis):

@@ -747,3 +747,25 @@ def test_ops_that_cannot_create_a_node_leave_a_rebuilt_views_number_alone():
     assert len(as_strided) == 4 and all(op.fwd == -1 for op in as_strided)
     tied = [op for op in ops if op.dir == "bwd" and op.fwd >= 0]
     assert {_fwd_name(p, op) for op in tied if op.node == "TransposeBackward0"} == {"aten::transpose"}
+
+
+def test_a_dropped_profile_frees_its_records_without_the_garbage_collector():
+    """The capture session's hooks hold it in reference cycles; it holds the records weakly, so they
+    go when the profile goes, not at the collector's next full pass (which would walk them all)."""
+    import gc
+    import weakref
+
+    lin = nn.Linear(4, 2)
+    with pyprof_live.profile() as p:
+        lin(torch.randn(3, 4)).sum().backward()
+    assert [op.name for op in p.records.ops][:2] == ["aten::randn", "aten::t"]
+    gone = weakref.ref(p.records)
+    session = p.session
+    gc.disable()
+    try:
+        del p
+        assert gone() is None
+    finally:
+        gc.enable()
+    with pytest.raises(pyprof_live.errors.CaptureError, match="no longer exists"):
+        print(session.records)

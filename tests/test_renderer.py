@@ -105,3 +105,23 @@ def test_run_views_show_every_time_in_units(tmp_path):
     line = next(line for line in kernels.table().splitlines() if line.startswith("gemm_kernel"))
     # gemm per rank: 100, 120, 300, 150 µs -> total 670 µs, min 100 µs (rank 0), median 135 µs, max 300 µs (rank 2)
     assert line.split() == ["gemm_kernel", "4", "670", "µs", "4", "100", "µs", "0", "135", "µs", "300", "µs", "2"]
+
+
+def test_columns_text_is_the_same_whether_or_not_every_row_has_every_column():
+    """The aligned text takes the rows column by column (in C when every row is a dict holding every
+    column); a row lacking a cell shows '-', a control character is escaped, a long cell is cut."""
+    from pyprof_live.render.text import render_view
+
+    full = [
+        {"idx": 1, "op": "aten::mm", "host": 1500, "module": "model.layer.0.attn"},
+        {"idx": 2, "op": "aten::add\x1b", "host": 2_500_000, "module": "m"},
+    ]
+    cols = ("idx", "op", "host", "module")
+    # Unfitted: 3 + 13 + 6 + 18 + 3 * 2 = 46 characters; fitting into 40 takes 6 from the widest text
+    # column each time: ModulePath 18 -> 13, then Op (13, first of the tie) -> 12.
+    expected = (
+        "Idx  Op              Host  ModulePath\n  1  aten::mm      1.5 µs  …layer.0.attn\n  2  aten::add\\x…  2.5 ms  m"
+    )
+    assert render_view(View("t", cols, full), width=40) == expected
+    partial = [dict(full[0]), {k: v for k, v in full[1].items() if k != "module"}]
+    assert render_view(View("t", cols, partial), width=40) == expected.removesuffix("m") + "-"

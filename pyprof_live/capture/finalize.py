@@ -23,6 +23,8 @@ gets wrong, each with a test in tests/test_capture.py:
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import fields as dataclass_fields
+from operator import itemgetter
 
 import torch
 
@@ -61,6 +63,62 @@ _CLONE = "aten::clone"
 _NEVER_NUMBERED = frozenset({"aten::detach", "aten::detach_"})
 
 _dtype_names: dict = {}
+
+#: The raw tuple's fields in the order build_op_records unpacks them (recorder.py's R_* positions).
+_RAW_FIELDS = itemgetter(
+    R_OP_INFO,
+    R_ARGS,
+    R_KWARGS,
+    R_OUT,
+    R_START,
+    R_END,
+    R_TID,
+    R_PEEK,
+    R_GRAD,
+    R_VIEW_INPLACE,
+    R_DIR,
+    R_NODE_SEQ,
+    R_NODE,
+    R_PARAM,
+    R_MODULE,
+    R_LAYERS,
+    R_FRAMES,
+    R_ID,
+    R_HOOK_IN,
+    R_HOOK_OUT,
+    R_HOOKS_BEFORE,
+)
+
+#: OpRecord's leading fields, in the order build_op_records passes them (positionally: keywords cost
+#: twice as much per record); checked at import, so a field inserted in records.py fails loudly here.
+_OP_FIELDS = (
+    "name",
+    "start",
+    "end",
+    "tid",
+    "pid",
+    "overload",
+    "kind",
+    "dir",
+    "seq",
+    "altseq",
+    "node",
+    "seq_thread",
+    "inputs",
+    "outputs",
+    "kwargs",
+    "module",
+    "layer",
+    "callsite",
+    "mod",
+    "param",
+    "external_id",
+    "graph",
+    "origin",
+    "overhead",
+)
+if tuple(f.name for f in dataclass_fields(OpRecord))[: len(_OP_FIELDS)] != _OP_FIELDS:
+    raise ImportError("records.OpRecord's fields changed order: update finalize._OP_FIELDS and build_op_records")
 
 
 def dtype_name(dtype) -> str:
@@ -117,52 +175,91 @@ def build_op_records(
     resync_at = defaultdict(list)
     for index, tid, peek in resyncs:
         resync_at[index].append((tid, peek))
+    # Per overload: (name, overload, writes its first argument, never numbered).
+    infos = [(i.name, i.overload, i.writes_first_arg, i.name in _NEVER_NUMBERED) for i in op_infos]
+    format_frames = callsite.format_frames
+    assign = numbers.assign
+    fields = _RAW_FIELDS
+    record = OpRecord
     # Training steps repeat the same arguments and outputs; converting each distinct combination
     # once also lets the records share their tuples.
     converted: dict = {}
+    get = converted.get
+    metas: dict = {}  # tensor (shape, dtype) -> TensorMeta: the same shapes recur across many ops
     for index, raw in enumerate(raw_ops):
-        for tid, peek in resync_at.get(index, ()):
-            numbers.resync(tid, peek)
-        info = op_infos[raw[R_OP_INFO]]
-        tid = raw[R_TID]
+        if index in resync_at:
+            for tid, peek in resync_at[index]:
+                numbers.resync(tid, peek)
+        (
+            info,
+            args,
+            raw_kwargs,
+            out,
+            start,
+            end,
+            tid,
+            peek,
+            grad,
+            view_inplace,
+            direction,
+            node_seq,
+            node,
+            param,
+            module,
+            layers,
+            frames,
+            op_id,
+            hook_in,
+            hook_out,
+            hooks_before,
+        ) = fields(raw)
+        name, overload, in_place, never_numbered = infos[info]
         # Types are part of the key: 1, 1.0 and True are equal (and hash alike) but print differently.
-        key: tuple | None = (raw[R_ARGS], raw[R_KWARGS], tuple(map(type, raw[R_ARGS])), raw[R_OUT])
+        key: tuple | None = (args, raw_kwargs, tuple(map(type, args)), out)
         try:
-            arguments = converted.get(key)
+            arguments = get(key)
         except TypeError:  # an unhashable argument (a nested list): convert without sharing
             key, arguments = None, None
         if arguments is None:
-            kw = tuple((k, to_arg(v)) for k, v in raw[R_KWARGS])
-            inputs = tuple(to_arg(a) for a in raw[R_ARGS]) + tuple(v for _, v in kw)
-            arguments = (inputs, kw, _outputs(raw[R_OUT]), any(map(_may_hold_tensors, inputs)))
+            kw = tuple([(k, _arg(v, metas)) for k, v in raw_kwargs])
+            inputs = tuple([_arg(a, metas) for a in args]) + tuple([v for _, v in kw])
+            arguments = (inputs, kw, _outputs(out, metas), any(map(_may_hold_tensors, inputs)))
             if key is not None:
                 converted[key] = arguments
         inputs, kw, outputs, takes_tensors = arguments
-        node_seq = raw[R_NODE_SEQ]
-        param = raw[R_PARAM] or ""
-        record = OpRecord(
-            name=info.name,
-            start=raw[R_START],
-            end=raw[R_END],
-            tid=tid,
-            overload=info.overload,
-            dir=raw[R_DIR],
-            altseq=node_seq,  # raw here; made relative below, once its counter's thread is known
-            node=raw[R_NODE],
-            seq_thread=tid,
-            inputs=inputs,
-            outputs=outputs,
-            kwargs=kw,
-            module=raw[R_MODULE] if not param else param.rpartition(".")[0],
-            layer=raw[R_LAYERS],
-            callsite=callsite.format_frames(raw[R_FRAMES], frame_cache),
-            param=param,
-            external_id=raw[R_ID],
-            overhead=raw[R_START] - raw[R_HOOK_IN] + raw[R_HOOK_OUT] - raw[R_END] + dispatch_ns + raw[R_HOOKS_BEFORE],
+        if param:
+            module = param.rpartition(".")[0]
+        else:
+            param = ""
+        # Positional, in OpRecord's field order (_OP_FIELDS): keywords cost twice as much per record.
+        op = record(
+            name,
+            start,
+            end,
+            tid,
+            0,  # pid
+            overload,
+            "op",  # kind
+            direction,
+            NO_LINK,  # seq: assigned below
+            node_seq,  # altseq, raw here; made relative below, once its counter's thread is known
+            node,
+            tid,  # seq_thread
+            inputs,
+            outputs,
+            kw,
+            module,
+            layers,
+            format_frames(frames, frame_cache),
+            "",  # mod
+            param,
+            op_id,  # external_id
+            "",  # graph
+            "",  # origin
+            start - hook_in + hook_out - end + dispatch_ns + hooks_before,  # overhead
         )
-        may_number = raw[R_GRAD] and takes_tensors and info.name not in _NEVER_NUMBERED
-        numbers.assign(record, raw[R_PEEK], may_number, raw[R_VIEW_INPLACE], info.writes_first_arg)
-        records.append(record)
+        assign(op, peek, grad and takes_tensors and not never_numbered, view_inplace, in_place)
+        records.append(op)
     _relative_node_numbers(records, start_peek, start_tid)
     _decide_directions(records)
     return records
@@ -257,9 +354,26 @@ def _relative_node_numbers(records, start_peek: int, start_tid: int) -> None:
         r.altseq -= start_peek if r.seq_thread == start_tid else 0
 
 
-def _outputs(out) -> tuple:
+def _outputs(out, metas=None) -> tuple:
     if _is_tensor_meta(out):
-        return (to_arg(out),)
+        return (_arg(out, metas),)
     if isinstance(out, (tuple, list)):
-        return tuple(to_arg(o) for o in out)
-    return () if out is None else (to_arg(out),)
+        return tuple([_arg(o, metas) for o in out])
+    return () if out is None else (_arg(out, metas),)
+
+
+def _arg(value, metas: dict | None):
+    """to_arg(value), each tensor's TensorMeta made once per distinct (shape, dtype) through ``metas``."""
+    if metas is None:
+        return to_arg(value)
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is tuple and isinstance(value[1], torch.dtype):
+        try:
+            meta = metas.get(value)
+        except Exception:  # a jagged tensor's SymInt dim may not hash: convert without sharing
+            return to_arg(value)
+        if meta is None:
+            meta = metas[value] = to_arg(value)
+        return meta
+    if isinstance(value, (tuple, list)):  # a tensor list (aten::cat's): its tensors share too
+        return tuple([_arg(v, metas) for v in value])
+    return to_arg(value)

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,7 +81,10 @@ class CaptureSession:
     ):
         if gpu not in GPU_OPTIONS:
             raise ValueError(f'gpu must be "auto", "cupti" or "off", not {gpu!r}')
-        self.records = records
+        # Weak: the session's hooks hold it in reference cycles (bound methods, CompiledCapture), and a
+        # strong reference would keep every record of a dropped profile alive until the garbage
+        # collector's next full pass, which then walks them all; the LiveProfile holds the records.
+        self._records = weakref.ref(records)
         self.meta = meta
         self.steps = None if steps is None else frozenset(steps)
         self.stack_depth = stack_depth
@@ -113,6 +117,14 @@ class CaptureSession:
         self._resyncs: list = []  # (raw op index, tid, counter value) where recording (re)started
         self._cap_hit = False
         self._frame_cache: dict = {}
+
+    @property
+    def records(self) -> Records:
+        """The records this session appends to (its LiveProfile's)."""
+        records = self._records()
+        if records is None:
+            raise CaptureError("the profile this capture session recorded into no longer exists")
+        return records
 
     @property
     def active(self) -> bool:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+from operator import itemgetter
 
 from ..errors import ColumnError
 from ..gcpause import paused_gc
 from ..safe_text import is_printable, printable, printable_cells, printable_rows
-from .units import column_unit, human_cell
+from . import units as _units
+from .units import column_unit, human, human_cell
 
 #: Formats made here; any of tabulate's ``tabulate_formats`` is accepted too.
 OWN_FORMATS = ("columns", "csv", "space")
@@ -40,7 +42,11 @@ def render_view(
     heads = [view.column(c).header for c in columns]
     if fmt == "csv":
         return render_csv(view.rows if limit is None else view.rows[:limit], columns, heads)
-    rows = printable_rows(view.rows if limit is None else view.rows[:limit], columns)
+    shown = view.rows if limit is None else view.rows[:limit]
+    if fmt == "columns":  # made column by column, text made printable per column (printable_rows' result)
+        by_column = _printable_columns(_by_column(shown, columns))
+    else:
+        rows = printable_rows(shown, columns)
     if fmt == "space":
         return "\n".join(" ".join(cell(r.get(c)).replace(" ", "_") or "-" for c in columns) for r in rows)
     notes = [printable(note) for note in view.notes]
@@ -50,7 +56,7 @@ def render_view(
     units = [column_unit(view.column(c).kind) for c in columns]
     heads = [h.removesuffix("(ns)") if u else h for h, u in zip(heads, units)]
     if fmt == "columns":
-        text = render_columns(rows, columns, heads, width, units, best_effort)
+        text = _render_by_column(by_column, columns, heads, width, units, best_effort)
         return text + ("\n" + "\n".join(notes) if notes else "")
     if fmt not in formats():
         raise ColumnError(f"unknown format {fmt!r}; valid: {', '.join(formats())}")
@@ -121,28 +127,66 @@ def render_columns(rows, columns, heads, width: int | None, units=None, best_eff
 
     Cells too long for ``width`` are cut at the end, except module paths and op chains, cut at the
     start: their last part (the leaf module, the innermost op) is what tells rows apart."""
+    return _render_by_column(_by_column(rows, columns), columns, heads, width, units, best_effort)
+
+
+def _by_column(rows, columns) -> list:
+    """The rows' values as one tuple per column (None where a row has no such cell)."""
+    if not rows:
+        return [()] * len(columns)
+    if len(columns) > 1 and set(map(type, rows)) == _DICT:
+        try:  # every row has every column (the common case): taken in C
+            return list(zip(*map(itemgetter(*columns), rows)))
+        except KeyError:
+            pass
+    return list(zip(*[[r.get(c) for c in columns] for r in rows]))
+
+
+def _printable_columns(by_column: list) -> list:
+    """:func:`printable_rows` done per column: each column's text searched once, as one joined string."""
+    for i, col in enumerate(by_column):
+        if not is_printable("".join([v for v in col if v.__class__ is str])):
+            by_column[i] = tuple([printable(v) if v.__class__ is str else v for v in col])
+    return by_column
+
+
+def _render_by_column(by_column: list, columns, heads, width: int | None, units, best_effort: bool) -> str:
+    """:func:`render_columns` of the rows' values column by column (:func:`_by_column`)."""
     # Column by column: a column's value types decide both its alignment and how its text is made,
     # so whole columns of str or int convert in C instead of one cell() call per value.
-    by_column = list(zip(*[[r.get(c) for c in columns] for r in rows])) if rows else [()] * len(columns)
     kinds = [set(map(type, col)) for col in by_column]
     numeric = [bool(col) and _is_numeric(col, k) for col, k in zip(by_column, kinds)]
     for i, unit in enumerate(units or ()):
         if unit is not None and numeric[i]:
-            by_column[i] = tuple([human_cell(v, unit) for v in by_column[i]])
+            by_column[i] = _in_unit(by_column[i], unit)
             kinds[i] = set(map(type, by_column[i]))
     texts: list = [
         col if k <= _STR else tuple(map(str, col)) if k <= _INT else tuple(map(cell, col))
         for col, k in zip(by_column, kinds)
     ]
-    widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(heads, texts)]
+    longest = [max(map(len, col), default=0) for col in texts]
+    widths = [max(len(h), n) for h, n in zip(heads, longest)]
     if width is not None:
         widths = _fit(widths, heads, columns, numeric, width, best_effort)
         texts = [
-            tuple([v if len(v) <= w else _cut(v, w, c in CUT_AT_START) for v in col])
-            for col, w, c in zip(texts, widths, columns)
+            col if n <= w else tuple([v if len(v) <= w else _cut(v, w, c in CUT_AT_START) for v in col])
+            for col, w, c, n in zip(texts, widths, columns, longest)
         ]
     line = "  ".join(f"{{:{'>' if n else '<'}{w}}}" for n, w in zip(numeric, widths)).format
     return "\n".join([line(*heads).rstrip()] + [line(*row).rstrip() for row in zip(*texts)])
+
+
+def _in_unit(col: tuple, unit: str) -> tuple:
+    """``human_cell(v, unit)`` of each value, the texts of repeated values taken from human()'s memo."""
+    memo = _units._memo[unit]  # human()'s own memo: what it would return for a value seen before
+    out = []
+    for v in col:
+        if (v.__class__ is int or v.__class__ is float) and v == v:
+            text = memo.get(v)
+            out.append(text if text is not None else human(v, unit))
+        else:
+            out.append(v)
+    return tuple(out)
 
 
 #: Columns whose cells are cut at the start: a module path keeps its leaf (…layer.3.attention.self.query),
@@ -157,6 +201,7 @@ def _cut(text: str, width: int, at_start: bool) -> str:
 
 
 _STR = {str}
+_DICT = {dict}
 _INT = {int}
 _NUMBER_TYPES = {int, float, type(None)}
 

@@ -123,11 +123,19 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
     order: list[tuple] = []
     no_formula_ops = 0
     no_formula_time = total_time = 0
+    # Live capture gives calls with the same arguments the same tuples: their cost is looked up once
+    # by identity (the ops hold the tuples, so the ids stay theirs while this runs).
+    same_call: dict = {}
     for i, op in enumerate(ops):
         work = by_op.pop(i, None)  # popped: the triples go as the order grows
         if (not work and i in has_children) or op.kind == FUSED:
             continue
-        cost = costs(i)
+        call = (op.name, op.overload, id(op.inputs), id(op.outputs), id(op.kwargs))
+        cost = same_call.get(call) if op.kind != COMPILED else None
+        if cost is None:
+            cost = costs(i)
+            if op.kind != COMPILED:
+                same_call[call] = cost
         time = sum(e[2].end - e[2].start for e in work) if work else op.end - op.start
         total_time += time
         if cost.flops is None and cost.bytes is None:
@@ -159,6 +167,16 @@ def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: Devic
     fused = costs.fused if "fused" in columns else None
     last, shared = NO_LINK, {}
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
+        if item is None:  # an op without device work: its only row, made from its cells without a copy
+            row = _op_cells(ops, i, columns, fused)
+            op = ops[i]
+            row["host"] = op.end - op.start
+            row["flops"] = "na" if cost.flops is None else cost.flops
+            row["bytes"] = "na" if cost.bytes is None else cost.bytes
+            row["sub"] = None
+            row["idx"] = idx
+            yield row
+            continue
         if i == NO_LINK:
             row = _device_cells(item)
             label = (
