@@ -46,7 +46,6 @@ def _measure(path: str, report: bool) -> dict:
     """Runs in the child process: one timed import + correlation of ``path`` (+ the full CSV report,
     written beside the export and removed)."""
     sys.path.insert(0, str(_REPO))
-    from pyprof_live.correlate import correlate
     from pyprof_live.importers.nsys import load_nsys
     from pyprof_live.report.columns import COLUMN_NAMES
 
@@ -54,7 +53,9 @@ def _measure(path: str, report: bool) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     profile = load_nsys(path)
     import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    linked = correlate(profile)
+    # profile.link(), as export_csv and every view call it: the report reuses these links (a bare
+    # correlate(profile) is not remembered by the profile, so the report would correlate a second time).
+    linked = profile.link()
     correlated_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     correlated_cpu = time.process_time() - cpu
     report_rows = report_bytes = 0
