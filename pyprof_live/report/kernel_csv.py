@@ -20,7 +20,7 @@ from ..gcpause import paused_gc
 from ..records import NO_LINK, KernelRecord
 from ..render.text import cell
 from ..safe_text import is_printable, printable_cells
-from .views import _cost_cell, _device_cells, _op_cells, kernel_order
+from . import views
 
 _BATCH = 4096
 
@@ -40,7 +40,7 @@ def _plain(texts) -> bool:
 def write_kernel_csv(stream, profile, columns, heads) -> int:
     """Write the header and every row of ``p.kernel_view(columns=columns)`` (launch order) to the text
     ``stream`` as CSV; returns the rows written."""
-    order, costs, device_work, _ = kernel_order(profile)
+    order, costs, device_work, _ = views.kernel_order(profile)
     ops = profile.records.ops
     fused = costs.fused if "fused" in columns else None
     writer = csv.writer(stream, quoting=csv.QUOTE_ALL, lineterminator="\n")
@@ -55,7 +55,7 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
-            row = _device_cells(item)
+            row = views._device_cells(item)
             label = (
                 f"replay of graph {item.graph_id}"
                 if item.__class__ is KernelRecord and item.graph_id
@@ -67,27 +67,33 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
         else:
             if i != last:
                 last, base = i, empty.copy()  # a cell the row has not reads None: "-"
-                for column, value in _op_cells(ops, i, columns, fused).items():
+                for column, v in views._op_cells(ops, i, columns, fused).items():
                     at = pos.get(column)
-                    if at is not None:
-                        base[at] = _text(value)
+                    if at is not None:  # _text inlined: this runs for every cell of every op
+                        base[at] = (
+                            v if v.__class__ is str else "-" if v is None else str(v) if v.__class__ is int else cell(v)
+                        )
                 base_plain = _plain(base)
             texts = base.copy()
             plain = base_plain
             if cost is not None:  # the op's first row
                 op = ops[i]
-                own = {"host": op.end - op.start, "flops": _cost_cell(cost.flops), "bytes": _cost_cell(cost.bytes)}
+                own = {
+                    "host": op.end - op.start,
+                    "flops": views._cost_cell(cost.flops),
+                    "bytes": views._cost_cell(cost.bytes),
+                }
                 if item is not None:
                     own.update(roofline_cells.cells(device_work.roofline(i, cost)))
-                placed = [(at, _text(value)) for at, value in zip(map(pos.get, own), own.values()) if at is not None]
-                for at, text in placed:
-                    texts[at] = text
-                plain = plain and _plain([text for _, text in placed])
+                mine = [(k, _text(value)) for k, value in zip(map(pos.get, own), own.values()) if k is not None]
+                for k, text in mine:
+                    texts[k] = text
+                plain = plain and _plain([text for _, text in mine])
             if item is not None:
-                placed = _device_texts(item, devices, pos)
-                for at, text in placed[0]:
-                    texts[at] = text
-                plain = plain and placed[1]
+                device_texts, device_plain = _device_texts(item, devices, pos)
+                for k, text in device_texts:
+                    texts[k] = text
+                plain = plain and device_plain
                 if sil_at is not None:
                     sil = item.end - item.start
                     texts[sil_at] = str(sil) if sil.__class__ is int else _text(sil)
@@ -122,7 +128,7 @@ def _device_texts(item, devices: dict, pos: dict) -> tuple:
         pass
     except TypeError:  # an unhashable field (a list from some reader): no reuse
         key = ()
-    cells_ = _device_cells(item)
+    cells_ = views._device_cells(item)
     cells_.pop("sil")
     placed = [(pos[c], _text(v)) for c, v in cells_.items() if c in pos]
     made = (placed, _plain([t for _, t in placed]))
