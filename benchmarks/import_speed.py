@@ -36,7 +36,18 @@ from pathlib import Path
 _REPO = Path(__file__).resolve().parents[1]
 _DATA = Path(os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data"))
 _SOURCE = _DATA / "nsys" / "nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite"
-_SCALER = _REPO.parent / "shared" / "tools" / "scale_nsys.py"
+#: ../shared/tools beside the repository, or beside the folder of worktrees (a worktree in wt/<name>).
+_SCALER = next(
+    (
+        p
+        for p in (
+            _REPO.parent / "shared" / "tools" / "scale_nsys.py",
+            _REPO.parents[1] / "shared" / "tools" / "scale_nsys.py",
+        )
+        if p.is_file()
+    ),
+    _REPO.parent / "shared" / "tools" / "scale_nsys.py",
+)
 #: Kernels in _SOURCE (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL): a scaled export holds N times as many.
 _SOURCE_KERNELS = 46
 GOAL_SECONDS, GOAL_MB, GOAL_SIZE = 20.0, 1500, 20000
