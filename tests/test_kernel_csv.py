@@ -12,7 +12,7 @@ from pyprof_live.profile import Profile
 from pyprof_live.records import ApiRecord, KernelRecord, MemoryRecord, OpRecord
 from pyprof_live.render.text import write_csv
 from pyprof_live.report.columns import COLUMN_NAMES, TABLE
-from pyprof_live.report.kernel_csv import write_kernel_csv
+from pyprof_live.report.kernel_csv import _op_keys, write_kernel_csv
 from pyprof_live.report.views import kernel_rows
 
 
@@ -99,3 +99,52 @@ def test_every_real_export_and_trace_gives_the_reference_bytes(shared_data, colu
         fast = _fast(p, wanted)
         assert fast == _reference(p, wanted)
         assert fast == p.table(fmt="csv", columns=wanted)
+
+
+class _Spy:
+    """An op that notes which of its fields are read."""
+
+    def __init__(self, op, seen: set):
+        self.__dict__.update(_op=op, _seen=seen)
+
+    def __getattr__(self, name):
+        self._seen.add(name)
+        return getattr(self._op, name)
+
+
+def test_an_ops_cells_read_only_the_fields_its_memo_key_holds(shared_data):
+    # kernel_csv reuses an op's cell texts for every op with the same OP_CELL_FIELDS and the same
+    # enclosing ops: _op_cells must read nothing else (its times, fwd link, overhead) of any op.
+    from pyprof_live.report import kernel_csv, views
+
+    p = load_nsys(shared_data / "nsys" / "nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite")
+    p.link()
+    seen: set = set()
+    spies = [_Spy(op, seen) for op in p.records.ops]
+    for i in range(len(spies)):
+        views._op_cells(spies, i, COLUMN_NAMES)
+    assert seen and seen <= set(kernel_csv.OP_CELL_FIELDS) | {"parent"}
+
+
+def test_ops_alike_share_their_texts_ops_under_other_parents_do_not():
+    # Two steps of the same program: "step" [0, 100] and [200, 300], each holding "aten::add" (the
+    # same fields, other times); a third "aten::add" [400, 450] under "other" [390, 460].
+    ops = [
+        OpRecord("step", 0, 100, tid=1),
+        OpRecord("aten::add", 10, 20, tid=1),
+        OpRecord("step", 200, 300, tid=1),
+        OpRecord("aten::add", 210, 220, tid=1),
+        OpRecord("other", 390, 460, tid=1),
+        OpRecord("aten::add", 400, 450, tid=1),
+    ]
+    p = Profile(ops=ops)
+    p.link()
+    keys = _op_keys(p.records.ops)
+    assert keys[1] == keys[3] != keys[5]
+    assert keys[0] == keys[2] != keys[4]
+    assert _fast(p, ("idx", "op", "ops", "host")) == (
+        '"Idx","Op","Ops","Host(ns)"\n'
+        '"1","aten::add","step > aten::add","10"\n'
+        '"2","aten::add","step > aten::add","10"\n'
+        '"3","aten::add","other > aten::add","50"\n'
+    )

@@ -14,10 +14,12 @@ through the csv module with its cells made printable (tests/test_kernel_csv.py c
 from __future__ import annotations
 
 import csv
+from dataclasses import fields
+from operator import attrgetter
 
 from ..analysis import roofline as roofline_cells
 from ..gcpause import paused_gc
-from ..records import NO_LINK, KernelRecord
+from ..records import COMPILED, NO_LINK, KernelRecord, OpRecord
 from ..render.text import cell
 from ..safe_text import is_printable, printable_cells
 from . import views
@@ -51,6 +53,8 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     devices: dict = {}  # a device record's cells but sil -> ([(column position, text)], plain)
     lines: list = []
     empty = ["-"] * len(columns)
+    keys = _op_keys(ops)
+    op_texts: dict = {}  # an op's content key -> (its cells' texts, plain)
     last, base, base_plain = NO_LINK, [], True
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
@@ -66,14 +70,26 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
             plain = _plain(texts)
         else:
             if i != last:
-                last, base = i, empty.copy()  # a cell the row has not reads None: "-"
-                for column, v in views._op_cells(ops, i, columns, fused).items():
-                    at = pos.get(column)
-                    if at is not None:  # _text inlined: this runs for every cell of every op
-                        base[at] = (
-                            v if v.__class__ is str else "-" if v is None else str(v) if v.__class__ is int else cell(v)
-                        )
-                base_plain = _plain(base)
+                last, key = i, keys[i]
+                made = op_texts.get(key) if key is not None else None
+                if made is None:
+                    base = empty.copy()  # a cell the row has not reads None: "-"
+                    for column, v in views._op_cells(ops, i, columns, fused).items():
+                        at = pos.get(column)
+                        if at is not None:  # _text inlined: this runs for every cell of every op
+                            base[at] = (
+                                v
+                                if v.__class__ is str
+                                else "-"
+                                if v is None
+                                else str(v)
+                                if v.__class__ is int
+                                else cell(v)
+                            )
+                    made = base, _plain(base)
+                    if key is not None:
+                        op_texts[key] = made
+                base, base_plain = made
             texts = base.copy()
             plain = base_plain
             if cost is not None:  # the op's first row
@@ -135,3 +151,36 @@ def _device_texts(item, devices: dict, pos: dict) -> tuple:
     if key:
         devices[key] = made
     return made
+
+
+#: What an op's shared cells (views._op_cells) may read of it and, through ``parent``, of its enclosing
+#: ops: every field but its times, links and profiler overhead (tests/test_kernel_csv.py checks that
+#: _op_cells reads nothing else).
+OP_CELL_FIELDS = tuple(f.name for f in fields(OpRecord) if f.name not in ("start", "end", "parent", "fwd", "overhead"))
+_op_fields = attrgetter(*OP_CELL_FIELDS)
+
+
+def _op_keys(ops) -> list:
+    """Per op, a number equal for two ops exactly when their OP_CELL_FIELDS and those of every
+    enclosing op are equal (so are their cells: the 20000 copies of a training step share them), or
+    None: a compiled kernel call (its cells name its fused ops, by index) or an unhashable field."""
+    keys: list = [None] * len(ops)
+    known: dict = {}
+    done = [False] * len(ops)
+    for i in range(len(ops)):
+        chain = []
+        j = i
+        while j != NO_LINK and not done[j]:  # the enclosing ops not keyed yet, innermost first
+            chain.append(j)
+            j = ops[j].parent
+        for j in reversed(chain):
+            op, parent = ops[j], ops[j].parent
+            outer = keys[parent] if parent != NO_LINK else -1
+            done[j] = True
+            if outer is None or op.kind == COMPILED:
+                continue
+            try:
+                keys[j] = known.setdefault((_op_fields(op), outer), len(known))
+            except TypeError:  # an unhashable value in a field: this op's cells are made every time
+                pass
+    return keys
