@@ -2,10 +2,11 @@
 
 The rows and their cells are those of :func:`.views.kernel_rows` (the reference: ``p.kernel_view``,
 ``p.table`` and ``export_csv(sort=...)`` use it), made from the same launch order and the same cell
-functions; only the way to the text differs. A report of a million kernels repeats a few thousand
-ops' cells and a few hundred kernels' launch shapes, so each op's cells are made into text once
-for its rows, each distinct kernel (name, device, stream, grid, block) or memcpy/memset once, and a
-row is its op's texts with the row's own cells (idx, sub, sil, the first row's costs) put in place.
+functions; only the way to the text differs. A report of a million kernels repeats a few dozen
+ops' cells (a training step, many times) and a few hundred kernels' launch shapes, so the cells of
+ops alike (:func:`_op_keys`) are made into text once, each distinct kernel (name, device, stream,
+grid, block) or memcpy/memset once, and a row is its op's texts with the row's own cells (idx, sub,
+sil, the first row's costs) put in place.
 The bytes are those of :func:`pyprof_live.render.text.write_csv` on the reference rows: every field
 quoted, a row holding a quote or text :func:`~pyprof_live.safe_text.printable` would change goes
 through the csv module with its cells made printable (tests/test_kernel_csv.py compares the two).
