@@ -102,10 +102,14 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                 }
                 if item is not None:
                     own.update(roofline_cells.cells(device_work.roofline(i, cost)))
-                mine = [(k, _text(value)) for k, value in zip(map(pos.get, own), own.values()) if k is not None]
-                for k, text in mine:
-                    texts[k] = text
-                plain = plain and _plain([text for _, text in mine])
+                for k, value in zip(map(pos.get, own), own.values()):
+                    if k is None:
+                        continue
+                    if value.__class__ is int:  # digits: nothing to quote or escape
+                        texts[k] = str(value)
+                        continue
+                    texts[k] = text = _text(value)
+                    plain = plain and _plain((text,))
             if item is not None:
                 device_texts, device_plain = _device_texts(item, devices, pos)
                 for k, text in device_texts:
