@@ -36,7 +36,18 @@ from pathlib import Path
 _REPO = Path(__file__).resolve().parents[1]
 _DATA = Path(os.environ.get("PYPROF_LIVE_TEST_DATA", _REPO.parent / "shared" / "data"))
 _SOURCE = _DATA / "nsys" / "nsys2022.1_pytorch_emitnvtx_dlprof_rtx2070s.sqlite"
-_SCALER = _REPO.parent / "shared" / "tools" / "scale_nsys.py"
+#: ../shared/tools beside the repository, or beside the folder of worktrees (a worktree in wt/<name>).
+_SCALER = next(
+    (
+        p
+        for p in (
+            _REPO.parent / "shared" / "tools" / "scale_nsys.py",
+            _REPO.parents[1] / "shared" / "tools" / "scale_nsys.py",
+        )
+        if p.is_file()
+    ),
+    _REPO.parent / "shared" / "tools" / "scale_nsys.py",
+)
 #: Kernels in _SOURCE (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL): a scaled export holds N times as many.
 _SOURCE_KERNELS = 46
 GOAL_SECONDS, GOAL_MB, GOAL_SIZE = 20.0, 1500, 20000
@@ -46,7 +57,6 @@ def _measure(path: str, report: bool) -> dict:
     """Runs in the child process: one timed import + correlation of ``path`` (+ the full CSV report,
     written beside the export and removed)."""
     sys.path.insert(0, str(_REPO))
-    from pyprof_live.correlate import correlate
     from pyprof_live.importers.nsys import load_nsys
     from pyprof_live.report.columns import COLUMN_NAMES
 
@@ -54,7 +64,9 @@ def _measure(path: str, report: bool) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     profile = load_nsys(path)
     import_wall, import_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    linked = correlate(profile)
+    # profile.link(), as export_csv and every view call it: the report reuses these links (a bare
+    # correlate(profile) is not remembered by the profile, so the report would correlate a second time).
+    linked = profile.link()
     correlated_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     correlated_cpu = time.process_time() - cpu
     report_rows = report_bytes = 0

@@ -114,6 +114,15 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
     CSV report of a million kernels is written without a million row dicts in memory. Text cells
     that cost most to build (params, ops, altseq) are filled only when ``columns`` asks for them.
     """
+    order, costs, device_work, facts = kernel_order(profile)
+    return _rows_in_order(profile.records.ops, order, columns, costs, device_work), facts
+
+
+@paused_gc()
+def kernel_order(profile) -> tuple[list, OpCosts, DeviceWork, dict]:
+    """What :func:`kernel_rows` makes its rows from: the rows in launch order as (launch key, sub, op
+    index or NO_LINK, device record or None, cost on the op's first row) tuples, the ops' costs, the
+    device work per op (rooflines) and the footer's facts (also read by report/kernel_csv.py)."""
     profile.link()
     ops = profile.records.ops
     by_op, unattributed = _device_work(profile)
@@ -157,7 +166,7 @@ def kernel_rows(profile, columns=COLUMN_NAMES) -> tuple[Iterator[dict], dict]:
         "unattributed_time": sum(e[2].end - e[2].start for e in unattributed),
         "notes": peak_notes(profile, device_work),
     }
-    return _rows_in_order(ops, order, columns, costs, device_work), facts
+    return order, costs, device_work, facts
 
 
 def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: DeviceWork) -> Iterator[dict]:

@@ -1,0 +1,191 @@
+"""The CSV of ``p.table()`` (``p.export_csv``), written as text lines without a dict per row.
+
+The rows and their cells are those of :func:`.views.kernel_rows` (the reference: ``p.kernel_view``,
+``p.table`` and ``export_csv(sort=...)`` use it), made from the same launch order and the same cell
+functions; only the way to the text differs. A report of a million kernels repeats a few dozen
+ops' cells (a training step, many times) and a few hundred kernels' launch shapes, so the cells of
+ops alike (:func:`_op_keys`) are made into text once, each distinct kernel (name, device, stream,
+grid, block) or memcpy/memset once, and a row is its op's texts with the row's own cells (idx, sub,
+sil, the first row's costs) put in place.
+The bytes are those of :func:`pyprof_live.render.text.write_csv` on the reference rows: every field
+quoted, a row holding a quote or text :func:`~pyprof_live.safe_text.printable` would change goes
+through the csv module with its cells made printable (tests/test_kernel_csv.py compares the two).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import fields
+from operator import attrgetter
+
+from ..analysis import roofline as roofline_cells
+from ..gcpause import paused_gc
+from ..records import COMPILED, NO_LINK, KernelRecord, OpRecord
+from ..render.text import cell
+from ..safe_text import is_printable, printable_cells
+from . import views
+
+_BATCH = 4096
+
+
+def _text(v) -> str:
+    """A cell's CSV text, as write_csv makes it."""
+    return v if v.__class__ is str else "-" if v is None else str(v) if v.__class__ is int else cell(v)
+
+
+def _plain(texts) -> bool:
+    """Whether a row of these texts is written as one quoted line (no quote to double, nothing to escape)."""
+    joined = "".join(texts)
+    return '"' not in joined and is_printable(joined)
+
+
+@paused_gc()
+def write_kernel_csv(stream, profile, columns, heads) -> int:
+    """Write the header and every row of ``p.kernel_view(columns=columns)`` (launch order) to the text
+    ``stream`` as CSV; returns the rows written."""
+    order, costs, device_work, _ = views.kernel_order(profile)
+    ops = profile.records.ops
+    fused = costs.fused if "fused" in columns else None
+    writer = csv.writer(stream, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(heads)
+    pos = {c: k for k, c in enumerate(columns)}
+    idx_at, sub_at = pos.get("idx"), pos.get("sub")
+    sil_at = pos.get("sil")
+    devices: dict = {}  # a device record's cells but sil -> ([(column position, text)], plain)
+    lines: list = []
+    empty = ["-"] * len(columns)
+    keys = _op_keys(ops)
+    op_texts: dict = {}  # an op's content key -> (its cells' texts, plain)
+    last, base, base_plain = NO_LINK, [], True
+    written = 0
+    for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
+        if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
+            row = views._device_cells(item)
+            label = (
+                f"replay of graph {item.graph_id}"
+                if item.__class__ is KernelRecord and item.graph_id
+                else "(unattributed)"
+            )
+            row.update(op=label, ops=label, idx=idx)
+            texts = [_text(row.get(c)) for c in columns]
+            plain = _plain(texts)
+        else:
+            if i != last:
+                last, key = i, keys[i]
+                made = op_texts.get(key) if key is not None else None
+                if made is None:
+                    base = empty.copy()  # a cell the row has not reads None: "-"
+                    for column, v in views._op_cells(ops, i, columns, fused).items():
+                        at = pos.get(column)
+                        if at is not None:  # _text inlined: this runs for every cell of every op
+                            base[at] = (
+                                v
+                                if v.__class__ is str
+                                else "-"
+                                if v is None
+                                else str(v)
+                                if v.__class__ is int
+                                else cell(v)
+                            )
+                    made = base, _plain(base)
+                    if key is not None:
+                        op_texts[key] = made
+                base, base_plain = made
+            texts = base.copy()
+            plain = base_plain
+            if cost is not None:  # the op's first row
+                op = ops[i]
+                own = {
+                    "host": op.end - op.start,
+                    "flops": views._cost_cell(cost.flops),
+                    "bytes": views._cost_cell(cost.bytes),
+                }
+                if item is not None:
+                    own.update(roofline_cells.cells(device_work.roofline(i, cost)))
+                for k, value in zip(map(pos.get, own), own.values()):
+                    if k is None:
+                        continue
+                    if value.__class__ is int:  # digits: nothing to quote or escape
+                        texts[k] = str(value)
+                        continue
+                    texts[k] = text = _text(value)
+                    plain = plain and _plain((text,))
+            if item is not None:
+                device_texts, device_plain = _device_texts(item, devices, pos)
+                for k, text in device_texts:
+                    texts[k] = text
+                plain = plain and device_plain
+                if sil_at is not None:
+                    sil = item.end - item.start
+                    texts[sil_at] = str(sil) if sil.__class__ is int else _text(sil)
+                if sub_at is not None:
+                    texts[sub_at] = str(sub) if sub.__class__ is int else _text(sub)
+        if idx_at is not None:
+            texts[idx_at] = str(idx)
+        if plain:
+            lines.append('"' + '","'.join(texts) + '"\n')
+            if len(lines) == _BATCH:
+                stream.write("".join(lines))
+                lines.clear()
+        else:
+            stream.write("".join(lines))
+            lines.clear()
+            writer.writerow(printable_cells(texts))  # quotes doubled by the csv module
+        written += 1
+    stream.write("".join(lines))
+    return written
+
+
+def _device_texts(item, devices: dict, pos: dict) -> tuple:
+    """The texts of a kernel's or memcpy/memset's cells but ``sil`` (a row's own), placed by column
+    position, and whether they need no escaping; made once per distinct record content."""
+    if item.__class__ is KernelRecord:
+        key: tuple = (KernelRecord, item.name, item.device, item.stream, item.grid, item.block)
+    else:
+        key = (item.__class__, item.kind, item.copy_kind, item.device, item.stream)
+    try:
+        return devices[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable field (a list from some reader): no reuse
+        key = ()
+    cells_ = views._device_cells(item)
+    cells_.pop("sil")
+    placed = [(pos[c], _text(v)) for c, v in cells_.items() if c in pos]
+    made = (placed, _plain([t for _, t in placed]))
+    if key:
+        devices[key] = made
+    return made
+
+
+#: What an op's shared cells (views._op_cells) may read of it and, through ``parent``, of its enclosing
+#: ops: every field but its times, links and profiler overhead (tests/test_kernel_csv.py checks that
+#: _op_cells reads nothing else).
+OP_CELL_FIELDS = tuple(f.name for f in fields(OpRecord) if f.name not in ("start", "end", "parent", "fwd", "overhead"))
+_op_fields = attrgetter(*OP_CELL_FIELDS)
+
+
+def _op_keys(ops) -> list:
+    """Per op, a number equal for two ops exactly when their OP_CELL_FIELDS and those of every
+    enclosing op are equal (so are their cells: the 20000 copies of a training step share them), or
+    None: a compiled kernel call (its cells name its fused ops, by index) or an unhashable field."""
+    keys: list = [None] * len(ops)
+    known: dict = {}
+    done = [False] * len(ops)
+    for i in range(len(ops)):
+        chain = []
+        j = i
+        while j != NO_LINK and not done[j]:  # the enclosing ops not keyed yet, innermost first
+            chain.append(j)
+            j = ops[j].parent
+        for j in reversed(chain):
+            op, parent = ops[j], ops[j].parent
+            outer = keys[parent] if parent != NO_LINK else -1
+            done[j] = True
+            if outer is None or op.kind == COMPILED:
+                continue
+            try:
+                keys[j] = known.setdefault((_op_fields(op), outer), len(known))
+            except TypeError:  # an unhashable value in a field: this op's cells are made every time
+                pass
+    return keys
