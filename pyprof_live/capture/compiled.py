@@ -85,7 +85,9 @@ class CompiledCapture:
     """Compiled-code hooks of one capture session and what they record."""
 
     def __init__(self, session):
-        self.session = session
+        # A proxy: the session holds this capture, and a strong hold back made the two a reference cycle,
+        # so a dropped profile's records waited for a garbage collection inside a later profiled step.
+        self.session = weakref.proxy(session)
         self.recording = False
         self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes, own ns)
         self.extern_calls: list = []  # (run, line, start, end, tid)
