@@ -35,11 +35,20 @@ class Backend:
         self.events.append(("pop",))
 
 
+class _Session(types.SimpleNamespace):
+    """Stands for the capture session, which owns its capture: the capture holds it weakly, so the
+    session must be kept alive (in _sessions) while the capture runs."""
+
+
+_sessions: list = []
+
+
 def _capture(gpu):
     ids = iter(range(100, 200))
-    session = types.SimpleNamespace(
+    session = _Session(
         _gpu=gpu, next_id=lambda: next(ids), max_ops=1000, stack_depth=2, _frame_cache={}, meta={"warnings": []}
     )
+    _sessions.append(session)
     capture = compiled.CompiledCapture(session)
     capture.recording = True
     return capture

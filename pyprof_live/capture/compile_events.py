@@ -12,10 +12,12 @@ Three sources, all Dynamo's own:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import threading
 import time
+import weakref
 
 from .. import torch_compat
 from ..records import CompileRecord
@@ -79,12 +81,22 @@ def _break_reason(text: str) -> str:
     return f"{lines[0].strip()}: {explanation}" if explanation else lines[0].strip()
 
 
+def _weak(function):
+    """A callable returning ``function`` (None once its object is gone): weak for a bound method."""
+    if inspect.ismethod(function):
+        return weakref.WeakMethod(function)
+    return lambda: function
+
+
 class CompileEvents:
     """Dynamo's compile events for one profile; ``pause``/``resume`` take its hooks off while compiling."""
 
     def __init__(self, pause, resume):
-        self.pause = pause
-        self.resume = resume
+        # Held weakly when they are a session's methods: a strong hold made the session and this a
+        # reference cycle, so a dropped profile's records waited for a garbage collection, which then
+        # ran inside a later profiled step (~11 ms for 12,000 records of a compiled GPT step).
+        self._pause = _weak(pause)
+        self._resume = _weak(resume)
         self.compiles: list = []  # (trigger, compile id, start, end, tid)
         self.breaks: list = []  # (time, compile id, "model.py:12", reason)
         self._open: dict = {}  # thread -> (trigger, compile id, start)
@@ -93,6 +105,16 @@ class CompileEvents:
         self._logger = None
         self._handler = None
         self._logger_state = None
+
+    def pause(self) -> None:
+        pause = self._pause()
+        if pause is not None:
+            pause()
+
+    def resume(self) -> None:
+        resume = self._resume()
+        if resume is not None:
+            resume()
 
     def install(self) -> None:
         callback_handler = torch_compat.compile_callbacks()

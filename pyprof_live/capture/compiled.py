@@ -34,6 +34,7 @@ from types import FrameType
 import torch
 
 from .. import torch_compat
+from ..gcpause import paused_gc
 from ..records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, OpRecord
 from . import callsite, inductor
 from .context import context
@@ -85,7 +86,9 @@ class CompiledCapture:
     """Compiled-code hooks of one capture session and what they record."""
 
     def __init__(self, session):
-        self.session = session
+        # A proxy: the session holds this capture, and a strong hold back made the two a reference cycle,
+        # so a dropped profile's records waited for a garbage collection inside a later profiled step.
+        self.session = weakref.proxy(session)
         self.recording = False
         self.kernel_calls: list = []  # (run, kernel, line, start, end, tid, dir, op id, arg shapes, own ns)
         self.extern_calls: list = []  # (run, line, start, end, tid)
@@ -97,10 +100,14 @@ class CompiledCapture:
         self._unprovenanced: set = set()  # graph names compiled before the profile, warned once
         self._filter = None
         self.max_calls = session.max_ops  # the record cap holds for kernel calls too
+        #: (kernel call record, fields of the records of the ops it fused) not yet built: see expand_fused.
+        self._fused: list = []
 
     # -- install / remove --------------------------------------------------------------------------
 
     def install(self) -> None:
+        # The record cap counts the records of earlier start/stops, fused ones too.
+        self.expand_fused(self.session.records.ops)
         # torch warns at each call of a compiled module while global module hooks exist: ours are
         # the profile's own (they see the compiled module and the module it wraps as one path).
         warnings.filterwarnings("ignore", message=_GLOBAL_HOOKS_WARNING, category=UserWarning)
@@ -239,7 +246,7 @@ class CompiledCapture:
         for code in inductor.wrapper_code(module):
             callsite.mark_internal(code)
         globals_ = module.__dict__
-        for kernel in {site.kernel for site in info.sites.values()} | set(inductor.kernel_names(compiled.source_code)):
+        for kernel in {site.kernel for site in info.sites.values()} | set(info.defined):
             target = globals_.get(kernel)
             if target is None:
                 continue
@@ -394,9 +401,9 @@ class CompiledCapture:
                     overhead=own,
                 )
             )
-            # Positional, from fields worked out once per site: a fused record is the kernel call's
-            # start and these (most records of a compiled profile are fused ops: this is their cost).
-            records.extend([OpRecord(name, start, start, *rest) for name, rest in fields])
+            # Most records of a compiled profile are fused ops (~50 per call of a compiled optimizer
+            # step): they are built on first use of the profile's records (expand_fused), not in stop().
+            self._fused.append((records[-1], fields))
         self._attribute(ops, frame_cache, stack_depth)
         # Each graph call is a row too: its self time is the wrapper's Python between its calls
         # (buffers allocated and freed, size asserts), which no kernel or op row holds.
@@ -419,6 +426,28 @@ class CompiledCapture:
         self.extern_calls.clear()
         self.graph_calls.clear()
         return records
+
+    def expand_fused(self, ops: list) -> None:
+        """Put the records of the ops each kernel call fused right after its record in ``ops`` (the
+        profile's records, in place), built from the fields worked out once per call site: a fused
+        record is the kernel call's start and these. Called before anything reads the records
+        (``LiveProfile.records``), so the records are the same as if stop() had built them."""
+        if self._fused:
+            self._expand(ops)
+
+    @paused_gc()
+    def _expand(self, ops: list) -> None:
+        fused = {id(kernel): fields for kernel, fields in self._fused}
+        expanded: list = []
+        append, extend = expanded.append, expanded.extend
+        for record in ops:
+            append(record)
+            fields = fused.get(id(record))
+            if fields is not None:
+                start = record.start
+                extend([OpRecord(name, start, start, *rest) for name, rest in fields])
+        ops[:] = expanded
+        self._fused.clear()
 
     def _attribute(self, ops, frame_cache, stack_depth) -> None:
         """Ops recorded inside a compiled graph take its name; inside an extern call, also the module

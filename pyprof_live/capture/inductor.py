@@ -15,6 +15,7 @@ with the ops it fused. Everything torch-internal about compiled graphs is read h
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections import Counter
@@ -72,6 +73,8 @@ class GraphInfo:
     backward: bool
     sites: dict = field(default_factory=dict)  # wrapper line -> CallSite
     kernels: int = 0  # C++ kernels and Triton kernels it defines (extern calls excluded)
+    #: Their names: read from the source once, not at each profile's first call of the graph.
+    defined: tuple = ()
     #: Dynamo sources of the roots the module paths start from ("L['self']") -> our path ("MLP").
     roots: dict = field(default_factory=dict)
     provenance: bool = True  # False: compiled without Inductor's provenance (before the profile)
@@ -113,7 +116,8 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
                 op for op in (_fused_op(nodes[n], stack_depth) for n in names if n in nodes) if op is not None
             )
         info.sites[line] = CallSite(kernel, handle, fused, roles.get(kernel, ()))
-    info.kernels = len(kernel_names(source))
+    info.defined = tuple(kernel_names(source))
+    info.kernels = len(info.defined)
     for line in sorted(info.sites):
         op = fallback_op(info.sites[line].kernel)
         if op is not None:
@@ -228,6 +232,7 @@ def read_uninstrumented_graph(compiled) -> GraphInfo:
         for kernel in kernels:
             if _calls(text, kernel):
                 info.sites[line] = CallSite(kernel, 0, (), roles.get(kernel, ()))
+    info.defined = tuple(kernels)
     info.kernels = len(kernels)
     return info
 
@@ -354,9 +359,11 @@ _ROOT = re.compile(r"^([LG]\['[^']+'\])(.*)$")
 _PART = re.compile(r"\.(\w+)|\[(\d+)\]|\['([^']+)'\]")
 
 
+@functools.lru_cache(maxsize=4096)
 def split_source(source: str) -> tuple[str, tuple]:
     """``"L['self'].blocks[0]._modules['act']"`` -> ``("L['self']", ("blocks", "0", "act"))``; the
-    ``_modules`` hops and torch.compile's ``_orig_mod`` wrapper are left out of the path."""
+    ``_modules`` hops and torch.compile's ``_orig_mod`` wrapper are left out of the path. Cached: each
+    stop() reads the same few sources once per extern op of every compiled graph call."""
     match = _ROOT.match(source)
     if match is None:
         return "", ()

@@ -23,6 +23,7 @@ import torch
 
 from .. import torch_compat
 from ..profile import VIEW_NAMES, Profile
+from ..records import Records
 from . import logdir as logdir_module
 from .allocations import CudaHistory
 from .session import CaptureSession
@@ -82,6 +83,19 @@ class LiveProfile(Profile):
         )
         #: The CUDA allocator's history while recording (when CUDA is there), for p.memory().
         self._cuda_memory = CudaHistory(self.meta["warnings"]) if gpu != "off" else None
+
+    @property
+    def records(self) -> Records:
+        """The profile's records. The ops each Inductor kernel call fused are built on first use
+        rather than in stop() (compiled.py: most records of a compiled profile are those)."""
+        session = self.__dict__.get("session")
+        if session is not None:
+            session._compiled.expand_fused(self._records.ops)
+        return self._records
+
+    @records.setter
+    def records(self, records: Records) -> None:
+        self._records = records
 
     def __enter__(self):
         self.start()
