@@ -179,7 +179,7 @@ def test_the_c_hook_reads_perf_counter_ns_clock():
 @needs_native
 def test_the_c_call_site_capture_is_the_python_one():
     def inner(skip):
-        return callsite.capture(5, skip), callsite.python_capture(5, skip)
+        return callsite.capture(5, skip=skip), callsite.python_capture(5, skip)
 
     assert callsite.capture is not callsite.python_capture
     for skip in (1, 2, 3):

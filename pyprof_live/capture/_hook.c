@@ -327,11 +327,18 @@ static PyObject *set_callsite(PyObject *self, PyObject *const *args, Py_ssize_t 
 
 /* capture(depth, skip=2): callsite.capture in C. Frame 0 of the Python version is capture's own frame,
  * which a C function does not have: the walk starts skip - 1 frames behind the caller's. */
-static PyObject *capture(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "capture(depth, skip=2)");
+static PyObject *capture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char usage[] = "capture(depth, skip=2)";
+    PyObject *skip_arg = nargs == 2 ? args[1] : NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 1 || nargs + nkw > 2 ||
+        (nkw == 1 && !PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0))) ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "skip") != 0)) {
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
+    if (nkw == 1)
+        skip_arg = args[nargs];
     if (g_known == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "set_callsite() was not called");
         return NULL;
@@ -340,7 +347,7 @@ static PyObject *capture(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (depth == -1 && PyErr_Occurred())
         return NULL;
     long skip = 2;
-    if (nargs == 2 && (skip = PyLong_AsLong(args[1])) == -1 && PyErr_Occurred())
+    if (skip_arg != NULL && (skip = PyLong_AsLong(skip_arg)) == -1 && PyErr_Occurred())
         return NULL;
     PyFrameObject *frame = current_frame();
     for (long i = 1; i < skip && frame != NULL; i++) {
@@ -718,7 +725,7 @@ static PyTypeObject HookType = {
 };
 
 static PyMethodDef methods[] = {
-    {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL, "capture(depth, skip=2): callsite.capture in C."},
+    {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
     {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
      "set_callsite(internal_code, is_internal): callsite's cache of internal code, and its filler."},
     {NULL},
