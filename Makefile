@@ -9,7 +9,8 @@ TORCH := torch==2.13.0
 
 .PHONY: demo test test-torch-matrix lint clean
 
-$(VENV)/.installed: pyproject.toml
+# setup.py and _hook.c: pip install -e builds the optional C op hook in place (a failed build leaves the pure-Python hook).
+$(VENV)/.installed: pyproject.toml setup.py pyprof_live/capture/_hook.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
@@ -35,4 +36,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) *.egg-info .pytest_cache build pyprof_live/capture/_hook*.so

@@ -49,7 +49,7 @@ def _is_internal(code) -> bool:
     return internal
 
 
-def capture(depth: int, skip: int = 2) -> tuple:
+def python_capture(depth: int, skip: int = 2) -> tuple:
     """Up to ``depth`` user frames as ``(id(code), f_lasti)``, innermost first; ``skip`` drops our own frames."""
     frames = []
     frame: FrameType | None = sys._getframe(skip)
@@ -65,6 +65,26 @@ def capture(depth: int, skip: int = 2) -> tuple:
                 break
         frame = frame.f_back
     return tuple(frames)
+
+
+def _load_native():
+    try:
+        from . import _hook
+    except ImportError:
+        return None
+    _hook.set_callsite(_internal_code, _is_internal)
+    return _hook.capture
+
+
+_native_capture = None if os.environ.get("PYPROF_LIVE_NATIVE", "1") == "0" else _load_native()
+#: ``python_capture`` in C (``_hook.c``) where it is built: the same pairs, same cache.
+capture = _native_capture or python_capture
+
+
+def use_native(on: bool) -> None:
+    """``capture`` is the C one (if built) or ``python_capture`` (recorder.use_native calls this)."""
+    global capture
+    capture = (_native_capture or _load_native() if on else None) or python_capture
 
 
 def format_frames(frames: tuple, cache: dict) -> tuple:

@@ -3,10 +3,15 @@
 This is the hot path (it runs per aten op), so it appends one flat tuple per op and does nothing
 else: no pytree walk, no string formatting, no autograd Node or tensor kept (shapes and dtypes
 only). ``finalize.py`` turns the tuples into OpRecords after the run.
+
+``_hook.c`` is ``OpRecorder._record`` in C (built by ``pip install``, optional): same tuples, same
+objects, with every torch call and every rare path handed in from here. Where it is not built, or with
+``PYPROF_LIVE_NATIVE=0`` in the environment, or after ``use_native(False)``, the Python below runs.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from threading import get_ident
@@ -29,6 +34,31 @@ _node_seq = torch_compat.node_sequence_nr
 _is_view = torch_compat.is_view
 _grad_enabled = torch.is_grad_enabled
 _set_eval_frame = torch_compat.set_eval_frame
+
+
+def _load_native():
+    """The C hook module, or None where it is not built (or not wanted: ``PYPROF_LIVE_NATIVE=0``)."""
+    if os.environ.get("PYPROF_LIVE_NATIVE", "1") == "0":
+        return None
+    try:
+        from . import _hook
+    except ImportError:
+        return None
+    return _hook
+
+
+#: The C op hook (``_hook.c``) new recorders use; None: the pure-Python hook.
+native = _load_native()
+
+
+def use_native(on: bool) -> bool:
+    """Use the C hook (if built) or the pure-Python one for recorders made from now on, and the matching
+    ``callsite.capture``. Returns whether the C hook is now in use."""
+    global native
+    native = _load_native() if on else None
+    callsite.use_native(native is not None)
+    return native is not None
+
 
 #: How a tensor without sizes (nested) is described in a record: this prefix, then its dtype.
 NESTED_TENSOR = "nested tensor "
@@ -177,6 +207,35 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         self._infos: dict = {}
         self.op_infos = session.op_infos  # _OpInfo by index, for finalize.py
         self.dispatch_ns = dispatch_cost_ns()  # what routing a record_function op into this hook costs
+        if native is not None and gpu is None:  # the C hook (with a GPU backend, the Python one pushes ids)
+            hook = native.Hook(
+                raw=self.raw,
+                max_ops=self.max_ops,
+                stack_depth=self.stack_depth,
+                new_info=self._new_info,
+                scope=self._scope,
+                hit_cap=session.hit_cap,
+                next_id=self.next_id,
+                peek_seq=_peek_seq,
+                graph_task=_graph_task,
+                grad_enabled=_grad_enabled,
+                backward_facts=backward_facts,
+                param_names=self.param_names,
+                creates_copy_slices=_creates_copy_slices,
+                context=context,
+                tensor_type=_Tensor,
+                internal_code=callsite._internal_code,
+                is_internal=callsite._is_internal,
+            )
+            if _now is not time.perf_counter_ns:  # a test's clock
+                hook.clock = _now
+            self.__dict__["_record"] = hook  # shadows the method below: __torch_dispatch__ calls it
+
+    def _new_info(self, func) -> _OpInfo:
+        """The _OpInfo of an overload not seen before (both hooks come here once per overload)."""
+        info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
+        self.op_infos.append(info)
+        return info
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:
@@ -203,8 +262,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         hook_in = _now()
         info = self._infos.get(id(func))  # OpOverload.__hash__ is Python code; overloads live forever
         if info is None:
-            info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
-            self.op_infos.append(info)
+            info = self._new_info(func)
         if info.kind != "op":
             return self._scope(info, func, args, kwargs, hook_in)
         raw = self.raw
@@ -293,6 +351,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
     def detach(self) -> None:
         """Stop recording for good and let go of the profile (threads may keep this mode on their stack)."""
         self.recording = False
+        self.__dict__.pop("_record", None)  # the C hook holds the raw list too
         self.session = self.raw = self.gpu = self.op_infos = self.param_names = None
 
     def _scope(self, info, func, args, kwargs, hook_in: int):

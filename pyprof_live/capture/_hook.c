@@ -1,0 +1,770 @@
+/* The op hook's hot path in C: OpRecorder._record and callsite.capture of recorder.py / callsite.py.
+ *
+ * Python C API only (no torch headers), so one build serves every torch release on this Python. Every
+ * torch call (sequence numbers, graph task, grad mode, autograd nodes) and every rare path (new
+ * overloads, record_function scopes, the record cap, backward facts, CopySlices) is a Python callable
+ * handed in by recorder.py, so torch_compat keeps the version handling. It appends the same raw tuple,
+ * with the same objects and types, as the pure-Python path (tests/test_native_hook.py proves it).
+ *
+ * Errors: an exception raised by the op propagates, as in the Python path; so does an error of the
+ * hook's own work after it, exactly where the Python path would raise one.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+#include <pythread.h>
+#include <structmember.h>
+#include <time.h>
+
+static PyObject *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+    *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
+    *i_zero, *i_minus_one;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *raw;                 /* list the tuples go to */
+    Py_ssize_t max_ops;
+    Py_ssize_t stack_depth;
+    PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg) */
+    PyObject *new_info;            /* func -> _OpInfo (recorder.py, shared with the Python path) */
+    PyObject *scope;               /* (info, func, args, kwargs, hook_in) -> out */
+    PyObject *hit_cap;             /* () */
+    PyObject *next_id, *peek_seq, *graph_task, *grad_enabled;
+    PyObject *backward_facts;      /* (ctx, param_names) -> (dir, node, node_seq, param) */
+    PyObject *param_names;
+    PyObject *creates_copy_slices; /* args -> bool */
+    PyObject *context;
+    PyObject *tensor_type;
+    PyObject *internal_code;       /* callsite._internal_code */
+    PyObject *is_internal;         /* callsite._is_internal */
+    PyObject *clock;               /* None: CLOCK_MONOTONIC (time.perf_counter_ns's clock); else a callable */
+} Hook;
+
+/* ---- clock ---------------------------------------------------------------------------------------- */
+
+static PyObject *now_ns(PyObject *clock) {
+    if (clock != NULL && clock != Py_None)
+        return PyObject_CallNoArgs(clock);
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    return PyLong_FromLongLong((long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec);
+}
+
+/* What the garbage collector does to a tuple it visits (_PyTuple_MaybeUntrack), done when the tuple is made:
+ * a tuple holding only values that cannot be in a reference cycle (ints, strs, dtypes, untracked tuples)
+ * leaves the collector's lists. The records are millions of such tuples; the Python hook's are untracked
+ * too, only later, after one or more collections have visited each. */
+static PyObject *untracked(PyObject *tuple) {
+    if (tuple == NULL || !PyObject_GC_IsTracked(tuple))
+        return tuple;
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(tuple); i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (item == NULL || (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item)))
+            return tuple;
+    }
+    PyObject_GC_UnTrack(tuple);
+    return tuple;
+}
+
+/* ---- shapes and dtypes (recorder.tensor_meta and recorder._described) ----------------------------- */
+
+static PyObject *tensor_pair(PyObject *t) { /* (tuple(t.shape), t.dtype) */
+    PyObject *shape = PyObject_GetAttr(t, s_shape);
+    if (shape == NULL)
+        return NULL;
+    PyObject *sizes = untracked(PySequence_Tuple(shape));
+    Py_DECREF(shape);
+    if (sizes == NULL)
+        return NULL;
+    PyObject *dtype = PyObject_GetAttr(t, s_dtype);
+    if (dtype == NULL) {
+        Py_DECREF(sizes);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_New(2);
+    if (pair == NULL) {
+        Py_DECREF(sizes);
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(pair, 0, sizes);
+    PyTuple_SET_ITEM(pair, 1, dtype);
+    return untracked(pair);
+}
+
+/* 1 when type(tensor_type).__instancecheck__ is type's: isinstance(v, Tensor) is then a subtype check
+ * (plus v.__class__, which builtin values never override), without looking __instancecheck__ up. */
+static int plain_isinstance;
+
+/* isinstance(value, tensor_type); the values an aten op's arguments mostly are answered without a call. */
+static inline int is_tensor(PyObject *value, PyObject *tensor_type) {
+    PyTypeObject *type = Py_TYPE(value);
+    if (plain_isinstance) {
+        if (type == (PyTypeObject *)tensor_type || PyType_IsSubtype(type, (PyTypeObject *)tensor_type))
+            return 1;
+        if (type == &PyLong_Type || type == &PyFloat_Type || type == &PyBool_Type || value == Py_None ||
+            type == &PyList_Type || type == &PyTuple_Type || type == &PyUnicode_Type || type == &PyComplex_Type)
+            return 0;
+    }
+    return PyObject_IsInstance(value, tensor_type);
+}
+
+static inline int is_sequence(PyObject *v) { return PyList_CheckExact(v) || PyTuple_CheckExact(v); }
+
+/* tensor_meta: a tensor's pair; a list/tuple copied one level deep; anything else as it is. */
+static PyObject *tensor_meta(PyObject *tensor_type, PyObject *value) {
+    int tensor = is_tensor(value, tensor_type);
+    if (tensor < 0)
+        return NULL;
+    if (tensor)
+        return tensor_pair(value);
+    if (!is_sequence(value))
+        return Py_NewRef(value);
+    PyObject *seq = PySequence_Fast(value, "");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        int t = is_tensor(v, tensor_type);
+        PyObject *m = t < 0 ? NULL : t ? tensor_pair(v) : Py_NewRef(v);
+        if (m == NULL) {
+            Py_DECREF(seq);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, m);
+    }
+    Py_DECREF(seq);
+    return untracked(out);
+}
+
+/* _described: like tensor_meta, but a tensor without sizes is "nested tensor <dtype>" and lists recurse. */
+static PyObject *described(PyObject *tensor_type, PyObject *value) {
+    int tensor = is_tensor(value, tensor_type);
+    if (tensor < 0)
+        return NULL;
+    if (tensor) {
+        PyObject *pair = tensor_pair(value);
+        if (pair != NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError))
+            return pair;
+        PyErr_Clear();
+        PyObject *dtype = PyObject_GetAttr(value, s_dtype);
+        if (dtype == NULL)
+            return NULL;
+        PyObject *text = PyObject_Format(dtype, s_empty);
+        Py_DECREF(dtype);
+        if (text == NULL)
+            return NULL;
+        PyObject *out = PyUnicode_Concat(s_nested, text);
+        Py_DECREF(text);
+        return out;
+    }
+    if (!is_sequence(value))
+        return Py_NewRef(value);
+    PyObject *seq = PySequence_Fast(value, "");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = described(tensor_type, PySequence_Fast_GET_ITEM(seq, i));
+        if (m == NULL) {
+            Py_DECREF(seq);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, m);
+    }
+    Py_DECREF(seq);
+    return untracked(out);
+}
+
+typedef PyObject *(*meta_fn)(PyObject *, PyObject *);
+
+/* args_meta, kwargs_meta, out_meta with one describer; 0 on success, -1 with an error set. */
+static int all_meta(meta_fn meta, PyObject *tensor_type, PyObject *args, PyObject *kwargs, int has_kwargs,
+                    PyObject *out, PyObject **args_meta, PyObject **kwargs_meta, PyObject **out_meta) {
+    *args_meta = *kwargs_meta = *out_meta = NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *a = PyTuple_New(n);
+    if (a == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = meta(tensor_type, PyTuple_GET_ITEM(args, i));
+        if (m == NULL) {
+            Py_DECREF(a);
+            return -1;
+        }
+        PyTuple_SET_ITEM(a, i, m);
+    }
+    PyObject *k;
+    if (has_kwargs) {
+        k = PyTuple_New(PyDict_GET_SIZE(kwargs));
+        if (k == NULL) {
+            Py_DECREF(a);
+            return -1;
+        }
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            PyObject *m = meta(tensor_type, value);
+            PyObject *pair = m == NULL ? NULL : PyTuple_Pack(2, key, m);
+            Py_XDECREF(m);
+            if (pair == NULL) {
+                Py_DECREF(a);
+                Py_DECREF(k);
+                return -1;
+            }
+            PyTuple_SET_ITEM(k, i++, untracked(pair));
+        }
+    } else {
+        k = PyTuple_New(0);
+    }
+    PyObject *o = meta(tensor_type, out);
+    if (o == NULL) {
+        Py_DECREF(a);
+        Py_DECREF(k);
+        return -1;
+    }
+    *args_meta = untracked(a);
+    *kwargs_meta = untracked(k);
+    *out_meta = o;
+    return 0;
+}
+
+/* ---- call sites (callsite.capture) ---------------------------------------------------------------- */
+
+/* Up to depth user frames as (id(code), f_lasti), innermost first, from frame `start` (a new reference,
+ * consumed) outwards. */
+static PyObject *walk_frames(PyFrameObject *frame, Py_ssize_t depth, PyObject *known, PyObject *is_internal) {
+    PyObject *frames = PyList_New(0);
+    if (frames == NULL) {
+        Py_XDECREF(frame);
+        return NULL;
+    }
+    while (frame != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        PyObject *key = PyLong_FromVoidPtr(code);
+        if (key == NULL) {
+            Py_DECREF(code);
+            goto error;
+        }
+        PyObject *internal = PyDict_GetItemWithError(known, key); /* borrowed */
+        int truth;
+        if (internal != NULL) {
+            truth = PyObject_IsTrue(internal);
+        } else if (PyErr_Occurred()) {
+            truth = -1;
+        } else {
+            PyObject *r = PyObject_CallOneArg(is_internal, (PyObject *)code);
+            truth = r == NULL ? -1 : PyObject_IsTrue(r);
+            Py_XDECREF(r);
+        }
+        Py_DECREF(code);
+        if (truth < 0) {
+            Py_DECREF(key);
+            goto error;
+        }
+        if (!truth) {
+            PyObject *lasti = PyLong_FromLong(PyFrame_GetLasti(frame));
+            PyObject *pair = lasti == NULL ? NULL : PyTuple_Pack(2, key, lasti);
+            Py_XDECREF(lasti);
+            Py_DECREF(key);
+            if (untracked(pair) == NULL || PyList_Append(frames, pair) < 0) {
+                Py_XDECREF(pair);
+                goto error;
+            }
+            Py_DECREF(pair);
+            if (PyList_GET_SIZE(frames) == depth)
+                break;
+        } else {
+            Py_DECREF(key);
+        }
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_XDECREF(frame);
+    PyObject *out = untracked(PyList_AsTuple(frames));
+    Py_DECREF(frames);
+    return out;
+error:
+    Py_XDECREF(frame);
+    Py_DECREF(frames);
+    return NULL;
+}
+
+/* The current Python frame (a new reference), or NULL without error when there is none. */
+static PyFrameObject *current_frame(void) {
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(frame);
+    return frame;
+}
+
+static PyObject *g_known, *g_is_internal; /* callsite._internal_code and callsite._is_internal */
+
+static PyObject *set_callsite(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "set_callsite(internal_code: dict, is_internal)");
+        return NULL;
+    }
+    Py_XSETREF(g_known, Py_NewRef(args[0]));
+    Py_XSETREF(g_is_internal, Py_NewRef(args[1]));
+    Py_RETURN_NONE;
+}
+
+/* capture(depth, skip=2): callsite.capture in C. Frame 0 of the Python version is capture's own frame,
+ * which a C function does not have: the walk starts skip - 1 frames behind the caller's. */
+static PyObject *capture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char usage[] = "capture(depth, skip=2)";
+    PyObject *skip_arg = nargs == 2 ? args[1] : NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 1 || nargs + nkw > 2 ||
+        (nkw == 1 && !PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0))) ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "skip") != 0)) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    if (nkw == 1)
+        skip_arg = args[nargs];
+    if (g_known == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_callsite() was not called");
+        return NULL;
+    }
+    Py_ssize_t depth = PyLong_AsSsize_t(args[0]);
+    if (depth == -1 && PyErr_Occurred())
+        return NULL;
+    long skip = 2;
+    if (skip_arg != NULL && (skip = PyLong_AsLong(skip_arg)) == -1 && PyErr_Occurred())
+        return NULL;
+    PyFrameObject *frame = current_frame();
+    for (long i = 1; i < skip && frame != NULL; i++) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    if (frame == NULL && skip >= 1) {
+        PyErr_SetString(PyExc_ValueError, "call stack is not deep enough");
+        return NULL;
+    }
+    return walk_frames(frame, depth, g_known, g_is_internal);
+}
+
+/* ---- the hook ------------------------------------------------------------------------------------- */
+
+static PyObject *call_op(PyObject *func, PyObject *args, PyObject *kwargs, int has_kwargs) {
+    return PyObject_Call(func, args, has_kwargs ? kwargs : NULL);
+}
+
+/* (info, index, is_op, writes_first_arg) for func, made once per overload. Borrowed reference. */
+static PyObject *op_info(Hook *h, PyObject *func) {
+    PyObject *key = PyLong_FromVoidPtr(func);
+    if (key == NULL)
+        return NULL;
+    PyObject *entry = PyDict_GetItemWithError(h->infos, key);
+    if (entry != NULL || PyErr_Occurred()) {
+        Py_DECREF(key);
+        return entry;
+    }
+    PyObject *info = PyObject_CallOneArg(h->new_info, func);
+    PyObject *index = NULL, *kind = NULL, *writes = NULL;
+    if (info == NULL || (index = PyObject_GetAttr(info, s_index)) == NULL ||
+        (kind = PyObject_GetAttr(info, s_kind)) == NULL ||
+        (writes = PyObject_GetAttr(info, s_writes_first_arg)) == NULL)
+        goto done;
+    int is_op = PyObject_RichCompareBool(kind, s_op, Py_EQ);
+    if (is_op < 0)
+        goto done;
+    entry = Py_BuildValue("(OOOO)", info, index, is_op ? Py_True : Py_False, writes);
+    if (entry != NULL) {
+        if (PyDict_SetItem(h->infos, key, entry) < 0) {
+            Py_CLEAR(entry);
+        } else {
+            Py_DECREF(entry); /* the dict holds it */
+        }
+    }
+done:
+    Py_DECREF(key);
+    Py_XDECREF(info);
+    Py_XDECREF(index);
+    Py_XDECREF(kind);
+    Py_XDECREF(writes);
+    return entry;
+}
+
+static int str_eq(PyObject *a, PyObject *b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+
+static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *kwargs) {
+    PyObject *hook_in = now_ns(h->clock);
+    if (hook_in == NULL)
+        return NULL;
+    PyObject *result = NULL;
+    PyObject *targs = NULL, *peek = NULL, *op_id = NULL, *start = NULL, *out = NULL, *end = NULL;
+    PyObject *module = NULL, *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL;
+    PyObject *node = NULL, *node_seq = NULL, *param = NULL, *frames = NULL, *args_meta = NULL,
+             *kwargs_meta = NULL, *out_meta = NULL, *tid = NULL, *view_inplace = NULL, *layers = NULL,
+             *hook_out = NULL;
+    PyObject *ctx = h->context;
+
+    PyObject *entry = op_info(h, func);
+    if (entry == NULL)
+        goto done;
+    Py_INCREF(entry);
+    int has_kwargs = 0;
+    if (kwargs != Py_None) {
+        has_kwargs = PyObject_IsTrue(kwargs);
+        if (has_kwargs < 0)
+            goto done_entry;
+        if (has_kwargs && !PyDict_Check(kwargs)) {
+            PyErr_SetString(PyExc_TypeError, "kwargs must be a dict");
+            goto done_entry;
+        }
+    }
+    targs = PyTuple_Check(args) ? Py_NewRef(args) : PySequence_Tuple(args);
+    if (targs == NULL)
+        goto done_entry;
+    if (PyTuple_GET_ITEM(entry, 2) != Py_True) { /* record_function enter/exit */
+        result = PyObject_CallFunctionObjArgs(h->scope, PyTuple_GET_ITEM(entry, 0), func, args, kwargs, hook_in,
+                                              NULL);
+        goto done_entry;
+    }
+    Py_ssize_t n = PyList_Size(h->raw);
+    if (n < 0)
+        goto done_entry;
+    if (n >= h->max_ops) { /* capped: run the op untouched */
+        PyObject *r = PyObject_CallNoArgs(h->hit_cap);
+        if (r == NULL)
+            goto done_entry;
+        Py_DECREF(r);
+        result = call_op(func, targs, kwargs, has_kwargs);
+        goto done_entry;
+    }
+    if ((peek = PyObject_CallNoArgs(h->peek_seq)) == NULL || (op_id = PyObject_CallNoArgs(h->next_id)) == NULL ||
+        (start = now_ns(h->clock)) == NULL)
+        goto done_entry;
+    if ((out = call_op(func, targs, kwargs, has_kwargs)) == NULL)
+        goto done_entry;
+    if ((end = now_ns(h->clock)) == NULL)
+        goto done_entry;
+    if ((module = PyObject_GetAttr(ctx, s_module)) == NULL || (hooks_before = PyObject_GetAttr(ctx, s_hook_ns)) == NULL)
+        goto done_entry;
+    int nonzero = PyObject_IsTrue(hooks_before);
+    if (nonzero < 0 || (nonzero && PyObject_SetAttr(ctx, s_hook_ns, i_zero) < 0))
+        goto done_entry;
+    if ((grad = PyObject_CallNoArgs(h->grad_enabled)) == NULL || (task = PyObject_CallNoArgs(h->graph_task)) == NULL)
+        goto done_entry;
+    int host = PyObject_RichCompareBool(task, i_minus_one, Py_EQ);
+    if (host < 0)
+        goto done_entry;
+    if (host) {
+        if ((direction = PyObject_GetAttr(ctx, s_host_dir)) == NULL)
+            goto done_entry;
+        int eq = str_eq(direction, s_fwd);
+        if (eq < 0)
+            goto done_entry;
+        if (eq) {
+            int has_module = PyObject_IsTrue(module);
+            if (has_module < 0)
+                goto done_entry;
+            if (!has_module)
+                Py_SETREF(direction, Py_NewRef(s_undecided));
+        } else {
+            if ((eq = str_eq(direction, s_opt)) < 0)
+                goto done_entry;
+            if (eq) {
+                int g = PyObject_IsTrue(grad);
+                if (g < 0)
+                    goto done_entry;
+                if (g)
+                    Py_SETREF(direction, Py_NewRef(s_fwd));
+            } else {
+                if ((eq = str_eq(direction, s_zero_grad)) < 0)
+                    goto done_entry;
+                if (eq)
+                    Py_SETREF(direction, Py_NewRef(s_opt));
+            }
+        }
+        node = Py_NewRef(s_empty);
+        node_seq = Py_NewRef(i_minus_one);
+        param = Py_NewRef(Py_None);
+    } else {
+        PyObject *facts = PyObject_CallFunctionObjArgs(h->backward_facts, ctx, h->param_names, NULL);
+        if (facts == NULL)
+            goto done_entry;
+        if (!PyTuple_Check(facts) || PyTuple_GET_SIZE(facts) != 4) {
+            Py_DECREF(facts);
+            PyErr_SetString(PyExc_TypeError, "backward_facts must return 4 values");
+            goto done_entry;
+        }
+        direction = Py_NewRef(PyTuple_GET_ITEM(facts, 0));
+        node = Py_NewRef(PyTuple_GET_ITEM(facts, 1));
+        node_seq = Py_NewRef(PyTuple_GET_ITEM(facts, 2));
+        param = Py_NewRef(PyTuple_GET_ITEM(facts, 3));
+        Py_DECREF(facts);
+    }
+    int walk = 0;
+    if (h->stack_depth) {
+        int bwd = str_eq(direction, s_bwd);
+        if (bwd < 0)
+            goto done_entry;
+        walk = !bwd;
+    }
+    if (walk) {
+        if ((frames = walk_frames(current_frame(), h->stack_depth, h->internal_code, h->is_internal)) == NULL)
+            goto done_entry;
+    } else {
+        frames = PyTuple_New(0);
+    }
+    if (all_meta(tensor_meta, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta, &out_meta) <
+        0) {
+        if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) /* a tensor without sizes (nested): describe it */
+            goto done_entry;
+        PyErr_Clear();
+        if (all_meta(described, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
+                     &out_meta) < 0)
+            goto done_entry;
+    }
+    unsigned long ident = PyThread_get_thread_ident();
+    if ((tid = PyLong_FromUnsignedLong(ident)) == NULL)
+        goto done_entry;
+    if (PyTuple_GET_ITEM(entry, 3) != Py_True) { /* info.writes_first_arg and _creates_copy_slices(args) */
+        view_inplace = Py_NewRef(PyTuple_GET_ITEM(entry, 3));
+    } else if ((view_inplace = PyObject_CallOneArg(h->creates_copy_slices, args)) == NULL) {
+        goto done_entry;
+    }
+    if ((layers = PyObject_GetAttr(ctx, s_layers)) == NULL || (hook_out = now_ns(h->clock)) == NULL)
+        goto done_entry;
+    PyObject *record = PyTuple_Pack(21, PyTuple_GET_ITEM(entry, 1), args_meta, kwargs_meta, out_meta, start, end, tid,
+                                    peek, grad, view_inplace, direction, node_seq, node, param, module, layers, frames,
+                                    op_id, hook_in, hook_out, hooks_before);
+    if (untracked(record) == NULL)
+        goto done_entry;
+    int appended = PyList_Append(h->raw, record);
+    Py_DECREF(record);
+    if (appended < 0)
+        goto done_entry;
+    result = Py_NewRef(out);
+done_entry:
+    Py_DECREF(entry);
+done:
+    Py_DECREF(hook_in);
+    Py_XDECREF(targs);
+    Py_XDECREF(peek);
+    Py_XDECREF(op_id);
+    Py_XDECREF(start);
+    Py_XDECREF(out);
+    Py_XDECREF(end);
+    Py_XDECREF(module);
+    Py_XDECREF(hooks_before);
+    Py_XDECREF(grad);
+    Py_XDECREF(task);
+    Py_XDECREF(direction);
+    Py_XDECREF(node);
+    Py_XDECREF(node_seq);
+    Py_XDECREF(param);
+    Py_XDECREF(frames);
+    Py_XDECREF(args_meta);
+    Py_XDECREF(kwargs_meta);
+    Py_XDECREF(out_meta);
+    Py_XDECREF(tid);
+    Py_XDECREF(view_inplace);
+    Py_XDECREF(layers);
+    Py_XDECREF(hook_out);
+    return result;
+}
+
+static PyObject *hook_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 3 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "hook(func, args, kwargs)");
+        return NULL;
+    }
+    return hook_record((Hook *)self, args[0], args[1], args[2]);
+}
+
+static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
+    static char *names[] = {"raw", "max_ops", "stack_depth", "new_info", "scope", "hit_cap", "next_id",
+                            "peek_seq", "graph_task", "grad_enabled", "backward_facts", "param_names",
+                            "creates_copy_slices", "context", "tensor_type", "internal_code", "is_internal",
+                            NULL};
+    PyObject *raw, *new_info, *scope, *hit_cap, *next_id, *peek_seq, *graph_task, *grad_enabled, *backward_facts,
+        *param_names, *creates_copy_slices, *context, *tensor_type, *internal_code, *is_internal;
+    Py_ssize_t max_ops, stack_depth;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$O!nnOOOOOOOOOOOOO!O", names, &PyList_Type, &raw, &max_ops,
+                                     &stack_depth, &new_info, &scope, &hit_cap, &next_id, &peek_seq, &graph_task,
+                                     &grad_enabled, &backward_facts, &param_names, &creates_copy_slices, &context,
+                                     &tensor_type, &PyDict_Type, &internal_code, &is_internal))
+        return -1;
+    if (!PyType_Check(tensor_type)) {
+        PyErr_SetString(PyExc_TypeError, "tensor_type must be a type");
+        return -1;
+    }
+    PyObject *check = PyObject_GetAttrString((PyObject *)Py_TYPE(tensor_type), "__instancecheck__");
+    PyObject *type_check = check == NULL ? NULL : PyObject_GetAttrString((PyObject *)&PyType_Type, "__instancecheck__");
+    if (type_check == NULL) {
+        Py_XDECREF(check);
+        return -1;
+    }
+    plain_isinstance = check == type_check;
+    Py_DECREF(check);
+    Py_DECREF(type_check);
+    PyObject *infos = PyDict_New();
+    if (infos == NULL)
+        return -1;
+    Py_XSETREF(h->infos, infos);
+    Py_XSETREF(h->raw, Py_NewRef(raw));
+    h->max_ops = max_ops;
+    h->stack_depth = stack_depth;
+    Py_XSETREF(h->new_info, Py_NewRef(new_info));
+    Py_XSETREF(h->scope, Py_NewRef(scope));
+    Py_XSETREF(h->hit_cap, Py_NewRef(hit_cap));
+    Py_XSETREF(h->next_id, Py_NewRef(next_id));
+    Py_XSETREF(h->peek_seq, Py_NewRef(peek_seq));
+    Py_XSETREF(h->graph_task, Py_NewRef(graph_task));
+    Py_XSETREF(h->grad_enabled, Py_NewRef(grad_enabled));
+    Py_XSETREF(h->backward_facts, Py_NewRef(backward_facts));
+    Py_XSETREF(h->param_names, Py_NewRef(param_names));
+    Py_XSETREF(h->creates_copy_slices, Py_NewRef(creates_copy_slices));
+    Py_XSETREF(h->context, Py_NewRef(context));
+    Py_XSETREF(h->tensor_type, Py_NewRef(tensor_type));
+    Py_XSETREF(h->internal_code, Py_NewRef(internal_code));
+    Py_XSETREF(h->is_internal, Py_NewRef(is_internal));
+    Py_XSETREF(h->clock, Py_NewRef(Py_None));
+    return 0;
+}
+
+static PyObject *hook_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    Hook *h = (Hook *)type->tp_alloc(type, 0);
+    if (h != NULL)
+        h->vectorcall = hook_vectorcall;
+    return (PyObject *)h;
+}
+
+static int hook_traverse(Hook *h, visitproc visit, void *arg) {
+    Py_VISIT(h->raw);
+    Py_VISIT(h->infos);
+    Py_VISIT(h->new_info);
+    Py_VISIT(h->scope);
+    Py_VISIT(h->hit_cap);
+    Py_VISIT(h->next_id);
+    Py_VISIT(h->peek_seq);
+    Py_VISIT(h->graph_task);
+    Py_VISIT(h->grad_enabled);
+    Py_VISIT(h->backward_facts);
+    Py_VISIT(h->param_names);
+    Py_VISIT(h->creates_copy_slices);
+    Py_VISIT(h->context);
+    Py_VISIT(h->tensor_type);
+    Py_VISIT(h->internal_code);
+    Py_VISIT(h->is_internal);
+    Py_VISIT(h->clock);
+    return 0;
+}
+
+static int hook_clear(Hook *h) {
+    Py_CLEAR(h->raw);
+    Py_CLEAR(h->infos);
+    Py_CLEAR(h->new_info);
+    Py_CLEAR(h->scope);
+    Py_CLEAR(h->hit_cap);
+    Py_CLEAR(h->next_id);
+    Py_CLEAR(h->peek_seq);
+    Py_CLEAR(h->graph_task);
+    Py_CLEAR(h->grad_enabled);
+    Py_CLEAR(h->backward_facts);
+    Py_CLEAR(h->param_names);
+    Py_CLEAR(h->creates_copy_slices);
+    Py_CLEAR(h->context);
+    Py_CLEAR(h->tensor_type);
+    Py_CLEAR(h->internal_code);
+    Py_CLEAR(h->is_internal);
+    Py_CLEAR(h->clock);
+    return 0;
+}
+
+static void hook_dealloc(Hook *h) {
+    PyObject_GC_UnTrack(h);
+    hook_clear(h);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+static PyObject *hook_call(PyObject *self, PyObject *args, PyObject *kw) {
+    return PyVectorcall_Call(self, args, kw);
+}
+
+static PyMemberDef hook_members[] = {
+    {"clock", T_OBJECT, offsetof(Hook, clock), 0, "None (CLOCK_MONOTONIC, as time.perf_counter_ns) or a callable"},
+    {NULL},
+};
+
+static PyTypeObject HookType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.Hook",
+    .tp_basicsize = sizeof(Hook),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "OpRecorder._record in C: Hook(**callables)(func, args, kwargs) -> the op's output.",
+    .tp_new = hook_new,
+    .tp_init = (initproc)hook_init,
+    .tp_traverse = (traverseproc)hook_traverse,
+    .tp_clear = (inquiry)hook_clear,
+    .tp_dealloc = (destructor)hook_dealloc,
+    .tp_call = hook_call,
+    .tp_vectorcall_offset = offsetof(Hook, vectorcall),
+    .tp_members = hook_members,
+};
+
+static PyMethodDef methods[] = {
+    {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
+    {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
+     "set_callsite(internal_code, is_internal): callsite's cache of internal code, and its filler."},
+    {NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook's hot path in C.", -1, methods};
+
+#define INTERN(var, text)                                                                                    \
+    if ((var = PyUnicode_InternFromString(text)) == NULL)                                                   \
+        return NULL;
+
+PyMODINIT_FUNC PyInit__hook(void) {
+    INTERN(s_shape, "shape");
+    INTERN(s_dtype, "dtype");
+    INTERN(s_module, "module");
+    INTERN(s_hook_ns, "hook_ns");
+    INTERN(s_host_dir, "host_dir");
+    INTERN(s_layers, "layers");
+    INTERN(s_index, "index");
+    INTERN(s_kind, "kind");
+    INTERN(s_writes_first_arg, "writes_first_arg");
+    INTERN(s_op, "op");
+    INTERN(s_fwd, "fwd");
+    INTERN(s_opt, "opt");
+    INTERN(s_bwd, "bwd");
+    INTERN(s_zero_grad, "zero_grad");
+    INTERN(s_undecided, "");
+    INTERN(s_empty, "");
+    INTERN(s_nested, "nested tensor ");
+    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL)
+        return NULL;
+    if (PyType_Ready(&HookType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,230 @@
+"""The C op hook (pyprof_live/capture/_hook.c) against the pure-Python one: the same raw tuples, objects and
+types, the same OpRecords; and the Python hook when the C one cannot be imported."""
+
+import itertools
+import time
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+import pyprof_live
+from pyprof_live.capture import callsite, recorder
+from pyprof_live.capture import session as session_module
+from pyprof_live.capture.recorder import R_ID, R_NODE_SEQ, R_PEEK
+from pyprof_live.records import TensorMeta
+
+from .fresh_process import run_in_a_fresh_process
+
+needs_native = pytest.mark.skipif(recorder._load_native() is None, reason="the C hook is not built here")
+
+
+@pytest.fixture
+def both_hooks(monkeypatch):
+    """``both_hooks(make)`` profiles ``make()``'s function with each hook: [(raw tuples, profile)] * 2. Every clock the
+    hooks read is a counter that moves 1 per reading (a fresh one per run), the calibrated dispatch cost
+    is 7: both hooks read their clocks the same number of times, so timestamps are equal too."""
+    captured = []
+    build = session_module.build_op_records
+
+    def spy(raw_ops, *args, **kwargs):
+        captured.append(list(raw_ops))
+        return build(raw_ops, *args, **kwargs)
+
+    monkeypatch.setattr(session_module, "build_op_records", spy)
+    monkeypatch.setattr(recorder, "dispatch_cost_ns", lambda: 7)
+
+    def run(native: bool, fn, **options):
+        assert recorder.use_native(native) is native
+        for module in ("recorder", "modules", "functions"):
+            monkeypatch.setattr(f"pyprof_live.capture.{module}._now", itertools.count(10**6).__next__)
+        with pyprof_live.profile(**options) as p:
+            fn()
+        return captured[-1], p
+
+    def both(make, **options):
+        """(Python run, C run) of ``make()``'s function, called from one instruction (call sites
+        deeper than the test reach this line)."""
+        return [run(native, make(), **options) for native in (False, True)]
+
+    yield both
+    recorder.use_native(True)
+
+
+def _relative(raws: list) -> list:
+    """Sequence numbers and ids relative to the run's first op (autograd's counter is process-wide)."""
+    peek, first_id = raws[0][R_PEEK], raws[0][R_ID]
+    out = []
+    for raw in raws:
+        raw = list(raw)
+        raw[R_PEEK] -= peek
+        raw[R_ID] -= first_id
+        if raw[R_NODE_SEQ] >= 0:
+            raw[R_NODE_SEQ] -= peek
+        out.append(tuple(raw))
+    return out
+
+
+def _types(value):
+    """The type of every value, recursively (a shape tuple and a list are not the same thing)."""
+    if isinstance(value, tuple):
+        return (tuple, tuple(_types(v) for v in value))
+    return type(value)
+
+
+def _assert_same(python, native):
+    (raw_py, p_py), (raw_c, p_c) = python, native
+    assert len(raw_py) == len(raw_c) > 0
+    assert _relative(raw_py) == _relative(raw_c)
+    assert [_types(r) for r in _relative(raw_py)] == [_types(r) for r in _relative(raw_c)]
+    assert p_py.records.ops == p_c.records.ops
+
+
+def _training_step():
+    """A small training step with what the hook must describe: kwargs (alpha=, dim=), lists of tensors
+    (cat, stack, AdamW's foreach ops), scalars and None, an in-place op on a view, a record_function
+    scope, zero_grad, backward."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def step():
+        x = torch.randn(5, 8)
+        y = model(x)
+        y = torch.cat([y, y * 2], dim=1).add(1.5, alpha=2)
+        z = torch.stack([y, y]).sum(dim=0, keepdim=True)
+        with torch.profiler.record_function("metrics"):
+            w = z.clone()
+            w[0].add_(1)  # an in-place op on a view of a tensor that requires grad
+        loss = (w.mean() + y.std()).clamp(min=None, max=1e9)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    return step
+
+
+@needs_native
+def test_both_hooks_record_the_same_training_step(both_hooks):
+    python, native = both_hooks(_training_step)
+    _assert_same(python, native)
+    ops = native[1].records.ops
+    cat = next(op for op in ops if op.name == "aten::cat")
+    assert cat.inputs == ((TensorMeta((5, 4), "float32"), TensorMeta((5, 4), "float32")), 1)
+    assert {"aten::stack", "aten::add_", "aten::addmm"} <= {op.name for op in ops}
+
+
+@needs_native
+@pytest.mark.e2e
+def test_both_hooks_record_the_same_real_model(both_hooks):
+    transformers = pytest.importorskip("transformers")
+    from .real_models import build
+
+    del transformers
+
+    def fresh():
+        step = build("gpt2")
+        step()  # AdamW's state exists: both profiled steps run the same ops
+        return step
+
+    _assert_same(*both_hooks(fresh))
+
+
+@needs_native
+@pytest.mark.parametrize("stack_depth", [0, 1, 3])
+def test_both_hooks_agree_on_call_sites_at_any_depth(both_hooks, stack_depth):
+    _assert_same(*both_hooks(_training_step, stack_depth=stack_depth))
+
+
+def _edge_cases():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "nested tensors are a prototype"
+        nested = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)])
+    plain = torch.arange(6.0).reshape(2, 3)
+
+    def run():
+        (nested * 2).to_padded_tensor(0.0)  # a tensor without sizes: "nested tensor torch.float32"
+        torch.cat([plain, plain], dim=0)  # a list of tensors and a kwarg
+        plain.add(3, alpha=2)  # scalars
+        torch.full((2,), 1.5, dtype=torch.float64)  # a tuple of ints, kwargs with a dtype
+        with pytest.raises(RuntimeError):
+            torch.mm(plain, plain)  # the op raises: no record, the error reaches the user
+        plain.sum(dim=[0, 1])  # a list of ints
+
+    return run
+
+
+@needs_native
+def test_both_hooks_describe_the_edge_cases_alike(both_hooks):
+    python, native = both_hooks(_edge_cases)
+    _assert_same(python, native)
+    ops = {op.name: op for op in native[1].records.ops}
+    print({name: (op.inputs, op.kwargs, op.outputs) for name, op in ops.items()})
+    assert ops["aten::mul"].inputs[0] == "nested tensor torch.float32"
+    assert "aten::mm" not in ops
+
+
+@needs_native
+def test_the_c_hook_reads_perf_counter_ns_clock():
+    """The C hook reads CLOCK_MONOTONIC itself: time.perf_counter_ns's clock, which module hooks read."""
+    before = time.perf_counter_ns()
+    with pyprof_live.profile() as p:
+        torch.ones(3).add(1)
+    after = time.perf_counter_ns()
+    (op,) = [op for op in p.records.ops if op.name == "aten::add"]
+    assert before <= op.start <= op.end <= after
+
+
+@needs_native
+def test_the_c_call_site_capture_is_the_python_one():
+    def inner(skip):
+        return callsite.capture(5, skip=skip), callsite.python_capture(5, skip)
+
+    assert callsite.capture is not callsite.python_capture
+    for skip in (1, 2, 3):
+        native, python = inner(skip)
+        # the two calls are on one line: the same instruction offsets, except the innermost frame's
+        # when it is inner's own (skip=1): the calls are two instructions apart
+        assert len(native) == len(python)
+        assert native[1:] == python[1:]
+        assert native[0][0] == python[0][0]
+
+
+@needs_native
+def test_the_record_cap_holds_in_both_hooks(both_hooks):
+    def run():
+        for _ in range(5):
+            torch.ones(2).add(1)
+
+    with pytest.warns(RuntimeWarning, match="record cap of 3 ops"):
+        python, native = both_hooks(lambda: run, max_ops=3)
+    _assert_same(python, native)
+    assert len(native[0]) == 3
+
+
+def test_the_python_hook_runs_when_the_c_one_cannot_be_imported():
+    code = """
+import sys
+sys.modules["pyprof_live.capture._hook"] = None  # import fails, as where it was never built
+import torch, pyprof_live
+from pyprof_live.capture import callsite, recorder
+with pyprof_live.profile() as p:
+    torch.ones(2, 3).sum()
+rec = p.session
+print(recorder.native, callsite.capture is callsite.python_capture, [op.name for op in p.records.ops])
+"""
+    assert run_in_a_fresh_process(code).split("\n")[0] == "None True ['aten::ones', 'aten::sum']"
+
+
+def test_pyprof_live_native_0_selects_the_python_hook():
+    code = """
+import os
+os.environ["PYPROF_LIVE_NATIVE"] = "0"
+import torch, pyprof_live
+from pyprof_live.capture import callsite, recorder
+with pyprof_live.profile() as p:
+    torch.ones(2, 3).sum()
+print(recorder.native, callsite.capture is callsite.python_capture, recorder.use_native(False))
+"""
+    assert run_in_a_fresh_process(code).strip() == "None True False"
