@@ -141,14 +141,16 @@ def _inherit_from_parents(ops, order) -> None:
 
 def _link_backward_to_forward(ops) -> None:
     """bwd op -> latest earlier fwd op with seq == altseq; it takes that op's module, layer, call site."""
-    forward_by_seq: defaultdict[tuple, list[tuple[int, int]]] = defaultdict(
-        list
-    )  # (pid, counter thread, seq) -> [(start, index)] in start order
+    forward_by_seq: defaultdict[tuple, list[int]] = defaultdict(list)  # (pid, counter thread, seq) -> indices
     for i, op in enumerate(ops):
         if op.seq != NO_LINK and op.dir in ("fwd", "recompute", "other"):
-            forward_by_seq[(op.pid, op.seq_thread, op.seq)].append((op.start, i))
-    for starts in forward_by_seq.values():
-        starts.sort()
+            forward_by_seq[(op.pid, op.seq_thread, op.seq)].append(i)
+
+    def start_of(i: int) -> int:
+        return ops[i].start
+
+    for indices in forward_by_seq.values():
+        indices.sort(key=start_of)  # by start, then index (stable): no (start, index) tuple per op
     for op in ops:
         op.fwd = NO_LINK  # correlation may run again (a live profile stopped twice): no stale links
         if op.dir != "bwd" or op.altseq == NO_LINK:
@@ -156,10 +158,10 @@ def _link_backward_to_forward(ops) -> None:
         candidates = forward_by_seq.get((op.pid, op.seq_thread, op.altseq))
         if not candidates:
             continue
-        pos = bisect_right(candidates, (op.start, len(ops))) - 1
+        pos = bisect_right(candidates, op.start, key=start_of) - 1
         if pos < 0:
             continue
-        op.fwd = candidates[pos][1]
+        op.fwd = candidates[pos]
         if op.graph:  # compiled code: Inductor's own metadata gave the module and call site of each op
             continue
         fwd = ops[op.fwd]
