@@ -185,6 +185,7 @@ def _link_apis_to_ops(apis, ops, order) -> None:
                 for api in _carrying(calls[op.pid], op.external_id):
                     api.op = i
                     api.external_id = op.external_id  # an equal int: one object for both (28 B a call)
+    del calls  # before the threads' index arrays are made
     unlinked = defaultdict(list)  # (pid, tid) -> api indices
     for a, api in enumerate(apis):
         if api.op == NO_LINK:
