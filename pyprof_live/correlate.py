@@ -1,7 +1,8 @@
 """Correlation: the one place where records are linked, for live and imported profiles alike.
 
-Links are computed once, set-based (dicts and one sorted sweep per thread, never a scan per
-kernel), and written into the records' link fields:
+Links are computed once, set-based (ids joined through lists sorted by id, one stack sweep per
+thread, never a scan per kernel; no structure holds an entry per record beyond a reference, as a
+10 M-event import's peak was those), and written into the records' link fields:
 
 1. kernel / memop -> launching API call, by ``(pid, correlation)``; a kernel replayed from a CUDA
    graph whose capture is known (``capture_correlation``) -> the op of the launch call that issued
