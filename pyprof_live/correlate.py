@@ -1,7 +1,8 @@
 """Correlation: the one place where records are linked, for live and imported profiles alike.
 
-Links are computed once, set-based (dicts and one sorted sweep per thread, never a scan per
-kernel), and written into the records' link fields:
+Links are computed once, set-based (ids joined through lists sorted by id, one stack sweep per
+thread, never a scan per kernel; no structure holds an entry per record beyond a reference, as a
+10 M-event import's peak was those), and written into the records' link fields:
 
 1. kernel / memop -> launching API call, by ``(pid, correlation)``; a kernel replayed from a CUDA
    graph whose capture is known (``capture_correlation``) -> the op of the launch call that issued
@@ -22,9 +23,12 @@ What could not be linked is counted in the returned :class:`Correlation`, never 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
+from operator import attrgetter
 
 from .gcpause import paused_gc
 from .records import FUSED, NO_LINK
@@ -56,14 +60,12 @@ def correlate(profile) -> Correlation:
     records = profile.records
     ops = records.ops
     order = _start_order(ops)  # sorted once: three passes below need it (~1 s per million ops)
-    threads = _by_thread(ops, order)
-    _link_parents(ops, threads)
+    _link_parents(ops, order)
     _inherit_from_parents(ops, order)
     _link_backward_to_forward(ops)
-    _link_apis_to_ops(records.apis, ops, threads)
-    by_correlation = _by_pid((api.pid, api.correlation, a) for a, api in enumerate(records.apis))
-    launches = _link_device_work(records.kernels, records.apis, by_correlation)
-    _link_device_work(records.memops, records.apis, by_correlation)
+    _link_apis_to_ops(records.apis, ops, order)
+    _link_device_work(records.kernels + records.memops, records.apis)
+    launches = sum(1 for k in records.kernels if k.launch != NO_LINK)
     replayed, tied = _link_replays_to_capture_ops(records.kernels, records.apis)
     bwd = [op for op in ops if op.dir == "bwd" and op.kind != "node" and not _accumulates_grad(op)]
     return Correlation(
@@ -92,39 +94,36 @@ def by_start_longest_first(items: list, start, end) -> list:
     return items
 
 
-def _start_order(ops) -> list:
-    """Op indices by start, then longest first (parents before children), then index."""
+def _start_order(ops) -> range | list:
+    """Op indices by start, then longest first (parents before children), then index. Importers
+    give their ops in that order already: then a range, not a list of an int object per op."""
+    if all(a.start < b.start or (a.start == b.start and a.end >= b.end) for a, b in pairwise(ops)):
+        return range(len(ops))
     starts = [op.start for op in ops]
     ends = [op.end for op in ops]
     return by_start_longest_first(list(range(len(ops))), starts.__getitem__, ends.__getitem__)
 
 
-def _by_thread(ops, order: list) -> dict:
-    """Op indices per (pid, tid), in ``order`` (:func:`_start_order`)."""
-    threads = defaultdict(list)
+def _link_parents(ops, order) -> None:
+    """One stack sweep per thread, all threads in one pass over ``order``: the innermost open op
+    that contains an op is its parent."""
+    stacks: dict = {}  # (pid, tid) -> indices of the thread's open ops
     for i in order:
         op = ops[i]
-        threads[(op.pid, op.tid)].append(i)
-    return threads
+        open_ops = stacks.get((op.pid, op.tid))
+        if open_ops is None:
+            open_ops = stacks[(op.pid, op.tid)] = []
+        while open_ops and ops[open_ops[-1]].end < op.end:
+            open_ops.pop()
+        # Ops that merely touch (end == start) are siblings, not parent and child.
+        while open_ops and ops[open_ops[-1]].end <= op.start and ops[open_ops[-1]].start < op.start:
+            open_ops.pop()
+        op.parent = open_ops[-1] if open_ops else NO_LINK
+        if op.kind != FUSED:  # an op fused into a kernel call has no time: nothing runs inside it
+            open_ops.append(i)
 
 
-def _link_parents(ops, threads: dict) -> None:
-    """One stack sweep per thread: the innermost open op that contains an op is its parent."""
-    for indices in threads.values():
-        open_ops: list[int] = []
-        for i in indices:
-            op = ops[i]
-            while open_ops and ops[open_ops[-1]].end < op.end:
-                open_ops.pop()
-            # Ops that merely touch (end == start) are siblings, not parent and child.
-            while open_ops and ops[open_ops[-1]].end <= op.start and ops[open_ops[-1]].start < op.start:
-                open_ops.pop()
-            op.parent = open_ops[-1] if open_ops else NO_LINK
-            if op.kind != FUSED:  # an op fused into a kernel call has no time: nothing runs inside it
-                open_ops.append(i)
-
-
-def _inherit_from_parents(ops, order: list) -> None:
+def _inherit_from_parents(ops, order) -> None:
     """Parents are visited first (start order), so facts flow down a whole chain in one pass."""
     for i in order:
         op = ops[i]
@@ -145,14 +144,16 @@ def _inherit_from_parents(ops, order: list) -> None:
 
 def _link_backward_to_forward(ops) -> None:
     """bwd op -> latest earlier fwd op with seq == altseq; it takes that op's module, layer, call site."""
-    forward_by_seq: defaultdict[tuple, list[tuple[int, int]]] = defaultdict(
-        list
-    )  # (pid, counter thread, seq) -> [(start, index)] in start order
+    forward_by_seq: defaultdict[tuple, list[int]] = defaultdict(list)  # (pid, counter thread, seq) -> indices
     for i, op in enumerate(ops):
         if op.seq != NO_LINK and op.dir in ("fwd", "recompute", "other"):
-            forward_by_seq[(op.pid, op.seq_thread, op.seq)].append((op.start, i))
-    for starts in forward_by_seq.values():
-        starts.sort()
+            forward_by_seq[(op.pid, op.seq_thread, op.seq)].append(i)
+
+    def start_of(i: int) -> int:
+        return ops[i].start
+
+    for indices in forward_by_seq.values():
+        indices.sort(key=start_of)  # by start, then index (stable): no (start, index) tuple per op
     for op in ops:
         op.fwd = NO_LINK  # correlation may run again (a live profile stopped twice): no stale links
         if op.dir != "bwd" or op.altseq == NO_LINK:
@@ -160,10 +161,10 @@ def _link_backward_to_forward(ops) -> None:
         candidates = forward_by_seq.get((op.pid, op.seq_thread, op.altseq))
         if not candidates:
             continue
-        pos = bisect_right(candidates, (op.start, len(ops))) - 1
+        pos = bisect_right(candidates, op.start, key=start_of) - 1
         if pos < 0:
             continue
-        op.fwd = candidates[pos][1]
+        op.fwd = candidates[pos]
         if op.graph:  # compiled code: Inductor's own metadata gave the module and call site of each op
             continue
         fwd = ops[op.fwd]
@@ -174,54 +175,120 @@ def _link_backward_to_forward(ops) -> None:
                 setattr(op, name, value)
 
 
-def _link_apis_to_ops(apis, ops, threads: dict) -> None:
+def _link_apis_to_ops(apis, ops, order) -> None:
     """By pushed external id where the source has one, else by containment on the launching thread."""
     if not apis:  # a CPU-only profile: nothing to link
         return
-    by_external = _by_pid((op.pid, op.external_id, i) for i, op in enumerate(ops) if op.external_id != NO_LINK)
+    for api in apis:
+        api.op = NO_LINK
+    # The calls that carry an id, sorted by it per process; each op looks its id up there. A dict of
+    # every op's id (~100 B per op with its index) was the peak of importing a 10 M-event trace.
+    calls = _sorted_by_pid((api for api in apis if api.external_id != NO_LINK), attrgetter("external_id"))
+    if calls:
+        for i, op in enumerate(ops):  # in index order: where ops repeat an id, the last one's index wins
+            if op.external_id != NO_LINK and op.pid in calls:
+                for api in _carrying(calls[op.pid], op.external_id):
+                    api.op = i
+                    api.external_id = op.external_id  # an equal int: one object for both (28 B a call)
+    del calls  # before the threads' index arrays are made
     unlinked = defaultdict(list)  # (pid, tid) -> api indices
     for a, api in enumerate(apis):
-        op = by_external.get(api.pid, _NONE).get(api.external_id, NO_LINK) if api.external_id != NO_LINK else NO_LINK
-        api.op = op
-        if op == NO_LINK:
+        if api.op == NO_LINK:
             unlinked[(api.pid, api.tid)].append(a)
-    for key, api_indices in unlinked.items():
-        op_indices = threads.get(key)
-        if not op_indices:
-            continue
-        _contain(apis, api_indices, ops, op_indices)
+    if unlinked:
+        threads = _by_thread(ops, order, unlinked.keys())
+        for key, api_indices in unlinked.items():
+            if key in threads:
+                _contain(apis, api_indices, ops, threads[key])
+
+
+def _sorted_by_pid(items, key) -> dict:
+    """``{pid: (keys, items)}``: ``items`` of each process sorted by ``key``, and those keys, for
+    :func:`_carrying` (a list of references per record, no new objects)."""
+    by_pid = defaultdict(list)
+    for item in items:
+        by_pid[item.pid].append(item)
+    found = {}
+    for pid, group in by_pid.items():
+        group.sort(key=key)  # stable: items with one key stay in index order
+        found[pid] = (list(map(key, group)), group)
+    return found
+
+
+def _carrying(sorted_items: tuple, value) -> list | tuple:
+    """The items of one :func:`_sorted_by_pid` entry whose key equals ``value``."""
+    keys, items = sorted_items
+    first = bisect_left(keys, value)
+    if first == len(keys) or keys[first] != value:
+        return ()
+    return items[first : bisect_right(keys, value, first)]
+
+
+def _by_thread(ops, order, keys) -> dict:
+    """Op indices in ``order`` per ``(pid, tid)`` of ``keys``: packed arrays, not an int object per op."""
+    wanted = set(keys)
+    threads: dict = {}
+    for i in order:
+        op = ops[i]
+        key = (op.pid, op.tid)
+        if key in wanted:
+            indices = threads.get(key)
+            if indices is None:
+                indices = threads[key] = array("q")
+            indices.append(i)
+    return threads
 
 
 def _contain(apis, api_indices, ops, op_indices) -> None:
     """Each call of one thread belongs to the innermost op open when it started."""
     api_indices.sort(key=lambda a: apis[a].start)
-    spans = [(ops[i].start, ops[i].end, i) for i in op_indices]
+    spans = ((ops[i].start, ops[i].end, i) for i in op_indices)
     for a, i in zip(api_indices, innermost_open([apis[a].start for a in api_indices], spans)):
         if i is not None:
             apis[a].op = i
 
 
-def innermost_open(times: list, spans: list) -> list:
+def innermost_open(times: list, spans) -> list:
     """For each of ``times`` (ascending), the item of the innermost of ``spans`` open at it, or None.
 
-    ``spans`` are ``(start, end, item)`` sorted by start (then longest first), nesting as a thread's
-    calls do: one stack sweep, O(times + spans). Launch -> op here, op -> Python frame in Kineto.
+    ``spans`` (any iterable, read once) are ``(start, end, item)`` sorted by start (then longest
+    first), nesting as a thread's calls do: one stack sweep, O(times + spans). Launch -> op here,
+    op -> Python frame in Kineto.
     """
     found: list = []
     open_spans: list = []
-    k = 0
+    pending = iter(spans)
+    span = next(pending, None)
     for t in times:
-        while k < len(spans) and spans[k][0] <= t:
-            span = spans[k]
+        while span is not None and span[0] <= t:
             while open_spans and open_spans[-1][1] < span[0]:
                 open_spans.pop()
             open_spans.append(span)
-            k += 1
+            span = next(pending, None)
         while open_spans and open_spans[-1][1] < t:
             open_spans.pop()
         # The stack can hold a span that ended before t under a longer one still open; walk down.
         found.append(next((span[2] for span in reversed(open_spans) if span[1] >= t), None))
     return found
+
+
+_NONE: dict = {}  # the ids of a process no record has
+
+
+def _link_device_work(items, apis) -> None:
+    """kernel/memop -> API call of the same ``(pid, correlation)`` (the last such call wins), and
+    that call's op."""
+    for item in items:
+        item.launch = item.op = NO_LINK
+    waiting = _sorted_by_pid(items, attrgetter("correlation"))
+    if not waiting:
+        return
+    for a, api in enumerate(apis):  # in index order: where calls repeat an id, the last one wins
+        if api.pid in waiting:
+            for item in _carrying(waiting[api.pid], api.correlation):
+                item.launch = a
+                item.op = api.op
+                item.correlation = api.correlation  # an equal int: one object for both (28 B a kernel)
 
 
 def _by_pid(entries) -> dict:
@@ -233,22 +300,6 @@ def _by_pid(entries) -> dict:
         if by_id is None:
             by_id = found[pid] = {}
         by_id[key] = value
-    return found
-
-
-_NONE: dict = {}  # the ids of a process no record has
-
-
-def _link_device_work(items, apis, by_correlation: dict) -> int:
-    """kernel/memop -> API call by ``by_correlation`` (:func:`_by_pid` of (pid, correlation) -> API
-    index); returns how many found their launch."""
-    found = 0
-    for item in items:
-        a = by_correlation.get(item.pid, _NONE).get(item.correlation, NO_LINK)
-        item.launch = a
-        item.op = apis[a].op if a != NO_LINK else NO_LINK
-        if a != NO_LINK:
-            found += 1
     return found
 
 

@@ -98,3 +98,35 @@ def test_backward_op_takes_the_latest_earlier_forward_op_with_its_number():
     c = p.correlation
     assert [op.fwd for op in p.records.ops] == [-1, -1, 1, 0, -1]
     assert (c.bwd_ops, c.bwd_ops_with_fwd) == (3, 2)
+
+
+def test_repeated_ids_link_to_the_last_op_and_call_as_before_with_ops_out_of_start_order():
+    """Ids are joined through calls/rows sorted by id (no dict per op): the outcome must be a dict's,
+    where the last op (call) of a repeated (pid, id) wins, also when ops are not in start order."""
+    ext = int("1010")  # built at run time: separate int objects, so sharing one can be checked
+    ops = [
+        OpRecord("aten::a", 50, 60, tid=1, pid=7, external_id=int("1010")),
+        OpRecord("aten::b", 0, 100, tid=1, pid=7, external_id=1011),  # starts before op 0: encloses it
+        OpRecord("aten::c", 200, 210, tid=1, pid=7, external_id=int("1010")),  # repeats id 1010: wins
+        OpRecord("aten::d", 300, 310, tid=1, pid=8, external_id=int("1010")),  # same id, other process
+    ]
+    apis = [
+        ApiRecord("cudaLaunchKernel", 55, 56, correlation=1, tid=1, pid=7, external_id=ext),  # -> op 2
+        ApiRecord("cudaLaunchKernel", 201, 202, correlation=1, tid=1, pid=7, external_id=1011),  # -> op 1
+        ApiRecord("cudaLaunchKernel", 305, 306, correlation=2, tid=1, pid=8, external_id=int("1010")),  # -> op 3
+        ApiRecord("cudaLaunchKernel", 57, 58, correlation=3, tid=1, pid=7),  # no id: inside aten::a [50, 60]
+        ApiRecord("cudaLaunchKernel", 203, 204, correlation=1, tid=1, pid=7, external_id=99),  # no op 99: in c
+    ]
+    kernels = [
+        KernelRecord("k1", 400, 410, correlation=1, pid=7),  # calls 0, 1 and 4 carry 1: the last, 4, wins
+        KernelRecord("k2", 420, 430, correlation=2, pid=8),  # call 2
+        KernelRecord("k3", 440, 450, correlation=3, pid=8),  # correlation 3 is pid 7's only: no launch
+    ]
+    p = Profile(ops=ops, apis=apis, kernels=kernels, meta={"source": "test"})
+    c = p.correlation
+    assert [op.parent for op in ops] == [1, -1, -1, -1]
+    assert [api.op for api in apis] == [2, 1, 3, 0, 2]
+    assert [(k.launch, k.op) for k in kernels] == [(4, 2), (2, 3), (-1, -1)]
+    assert (c.kernels, c.kernels_with_launch, c.kernels_with_op) == (3, 2, 2)
+    assert apis[0].external_id == 1010 and apis[0].external_id is ops[2].external_id
+    assert kernels[1].correlation is apis[2].correlation

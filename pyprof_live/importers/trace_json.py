@@ -22,7 +22,7 @@ from ..store.inflate import inflation_limit, too_inflated
 from .input_files import GZIP_MAGIC, unreadable
 
 #: Characters decoded per read; an event larger than this makes the window grow (doubling).
-CHUNK_CHARS = 1 << 22
+CHUNK_CHARS = 1 << 20
 
 Progress = Callable[[float, str], None]  # (fraction of the file read, stage), as load_nsys calls it
 
