@@ -228,3 +228,20 @@ with pyprof_live.profile() as p:
 print(recorder.native, callsite.capture is callsite.python_capture, recorder.use_native(False))
 """
     assert run_in_a_fresh_process(code).strip() == "None True False"
+
+
+@needs_native
+def test_the_c_hook_makes_its_tuples_untracked_by_the_garbage_collector(both_hooks):
+    """Every raw tuple of a Linear step holds only ints, strings, dtypes, None and tuples of those: the C
+    hook takes each off the collector's lists when it makes it (what a collection visiting it would do),
+    so recording adds nothing for later collections to scan."""
+    import gc
+
+    def make():
+        m = nn.Linear(4, 3)
+        x = torch.randn(2, 4)
+        return lambda: m(x).sum().backward()
+
+    _, (raw_c, _) = both_hooks(make)
+    assert raw_c and not any(gc.is_tracked(r) for r in raw_c)
+    assert not any(gc.is_tracked(part) for r in raw_c for part in r if isinstance(part, tuple))

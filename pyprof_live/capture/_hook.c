@@ -54,14 +54,15 @@ static PyObject *now_ns(PyObject *clock) {
 
 /* What the garbage collector does to a tuple it visits (_PyTuple_MaybeUntrack), done when the tuple is made:
  * a tuple holding only values that cannot be in a reference cycle (ints, strs, dtypes, untracked tuples)
- * leaves the collector's lists. The records are millions of such tuples; the Python hook's are untracked
+ * leaves the collector's lists. As in CPython, any other object the collector could track (a dict or list,
+ * even one untracked now, which becomes tracked when it gets a container) keeps the tuple tracked. The records are millions of such tuples; the Python hook's are untracked
  * too, only later, after one or more collections have visited each. */
 static PyObject *untracked(PyObject *tuple) {
     if (tuple == NULL || !PyObject_GC_IsTracked(tuple))
         return tuple;
     for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(tuple); i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(tuple, i);
-        if (item == NULL || (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item)))
+        if (item == NULL || (PyObject_IS_GC(item) && (!PyTuple_CheckExact(item) || PyObject_GC_IsTracked(item))))
             return tuple;
     }
     PyObject_GC_UnTrack(tuple);
