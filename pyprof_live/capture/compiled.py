@@ -355,9 +355,14 @@ class CompiledCapture:
             info = run.info
             site = info.sites.get(line)
             roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
-            parts = split.get((id(meta), roles))  # a static site's shapes are one object, kept by its calls
+            static = not info.dynamic
+            parts = info.site_args.get(line) if static else None
             if parts is None:
-                parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
+                parts = split.get((id(meta), roles))  # a static site's shapes are one object, kept by its calls
+                if parts is None:
+                    parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
+                if static:
+                    info.site_args[line] = parts
             reads, writes = parts
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
             facts = None if sizes else info.site_facts.get(line)
