@@ -8,6 +8,12 @@ runs the same compiled code:
   torch.profiler        record_shapes=True (CPU activity: it sees the kernels' record_function ranges)
   pyprof_live           profile() defaults: op hook, kernel calls, call sites
   pyprof_live + table   the same, then p.table()
+  floor: no-op mode     a TorchDispatchMode that only passes ops on (pushed as the op hook is, compiled
+                        code still runs compiled under it), nothing else
+  floor: recorder       the least any recorder of what issue #11 asks for must do: that mode reading the
+                        clock around each op and appending (op, start, end), and each Inductor kernel
+                        rebound to a closure that appends (kernel, start, end); no call sites, no
+                        shapes, no records built. Its ratio to torch.profiler is the floor of ours.
 
 Measured so that a difference smaller than the machine's noise can still be resolved:
 - each configuration runs once per round, in an order shuffled every round (a slow spell of the
@@ -41,6 +47,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyprof_live
+from pyprof_live import torch_compat
+from pyprof_live.capture import compiled as compiled_capture
+from pyprof_live.capture import inductor
 from tests.compiled_models import GPT, GPT_CONFIG, gpt_batch
 
 
@@ -83,12 +92,95 @@ def run_pyprof_live(step, iters, table=False):
     return p
 
 
+_now = time.perf_counter_ns
+_set_eval_frame = torch_compat.set_eval_frame
+
+
+class _PassOps(torch_compat.TorchDispatchMode):
+    """Passes every op on; Dynamo ignores it as it ignores the op hook (compiled code runs compiled)."""
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        return True
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        prior = _set_eval_frame(None)  # what the op hook does instead of torch's _disable_dynamo wrapper
+        try:
+            return func(*args, **kwargs) if kwargs else func(*args)
+        finally:
+            _set_eval_frame(prior)
+
+
+class _TimeOps(_PassOps):
+    """Reads the clock around each op and appends (op, start, end): no shapes, module or call site."""
+
+    def __init__(self, rows: list):
+        super().__init__()
+        self.append = rows.append
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        prior = _set_eval_frame(None)
+        try:
+            start = _now()
+            out = func(*args, **kwargs) if kwargs else func(*args)
+            self.append((func, start, _now()))
+            return out
+        finally:
+            _set_eval_frame(prior)
+
+
+def _kernel_globals() -> list:
+    """(wrapper module dict, kernel name) of every Inductor kernel of the graphs compiled so far under
+    a profile (the benchmark compiles them all in its warm-up profile)."""
+    found = []
+    for ref, info in list(compiled_capture._graphs.values()):
+        graph = ref()
+        module = inductor.wrapper_module(graph) if graph is not None else None
+        if module is not None:
+            found += [(vars(module), kernel) for kernel in info.defined if callable(vars(module).get(kernel))]
+    return found
+
+
+def _time_kernel(kernel: str, fn, append):
+    def kernel_call(*args):
+        start = _now()
+        out = fn(*args)
+        append((kernel, start, _now()))
+        return out
+
+    return kernel_call
+
+
+def run_in_mode(mode, step, iters, kernels=()):
+    rows: list = []
+    originals = [(globals_, name, globals_[name]) for globals_, name in kernels]
+    for globals_, name, fn in originals:
+        globals_[name] = _time_kernel(name, fn, rows.append)
+    torch_compat.push_dispatch_mode(mode(rows) if kernels else mode())
+    try:
+        for _ in range(iters):
+            step()
+    finally:
+        torch_compat.pop_dispatch_mode()
+        for globals_, name, fn in originals:
+            globals_[name] = fn
+    return rows
+
+
 CONFIGS = {
     "plain": run_plain,
     "torch.profiler shapes": run_torch_profiler,
     "pyprof_live": run_pyprof_live,
     "pyprof_live + table": lambda s, n: run_pyprof_live(s, n, table=True),
+    "floor: no-op mode": lambda s, n: run_in_mode(_PassOps, s, n),
+    # KERNELS is filled once every graph is compiled (main)
+    "floor: recorder": lambda s, n: run_in_mode(_TimeOps, s, n, KERNELS),
 }
+KERNELS: list = []
 REFERENCE = "torch.profiler shapes"
 
 
@@ -111,6 +203,9 @@ def main():
     warm = run_pyprof_live(step, 2)  # compiles every graph under the profile, then warms them
     compiling = time.perf_counter() - compiling
     p = run_pyprof_live(step, args.iters)
+    KERNELS[:] = _kernel_globals()
+    floor_rows = run_in_mode(_TimeOps, step, args.iters, KERNELS)
+    floor_kernels = sum(1 for row in floor_rows if isinstance(row[0], str))
     kernels = sum(1 for op in p.records.ops if op.kind == "compiled")
     cpu: dict = {name: [] for name in CONFIGS}
     wall: dict = {name: [] for name in CONFIGS}
@@ -126,7 +221,8 @@ def main():
     print(
         f"compiled GPT-style step (fwd+bwd+AdamW, batch {args.batch}) x {args.iters} steps: {kernels} Inductor kernel "
         f"calls, {len(p.records.ops)} records; torch {torch.__version__}, 1 thread; compiled in {compiling:.1f} s "
-        f"({len(warm.records.compiles)} compile events); {args.rounds} rounds, order shuffled each round"
+        f"({len(warm.records.compiles)} compile events); {args.rounds} rounds, order shuffled each round; "
+        f"floor recorder: {floor_kernels} kernel calls, {len(floor_rows) - floor_kernels} ops"
     )
     for clock, times in (("process CPU time", cpu), ("wall time", wall)):
         _report(clock, times, args.iters, kernels)

@@ -68,9 +68,10 @@ class GraphRun:
 
     __slots__ = ("dir", "info", "metas", "module", "optimizer", "roles", "undo")
 
-    #: ``metas``: (caller's code, instruction offset) -> (wrapper line, argument shapes). Keyed by the
-    #: offset because a frame's ``f_lineno`` decodes its code's line table from the start, and a
-    #: wrapper's ``Runner.call`` is hundreds of lines long: reading it cost ~5 us per kernel call.
+    #: ``metas``: (id of the caller's code, instruction offset) -> (wrapper line, argument shapes, the
+    #: code, held so its id stays its own). Keyed by the offset because a frame's ``f_lineno`` decodes
+    #: its code's line table from the start, and by the code's id because hashing a code object hashes
+    #: its constants and names, uncached: ~2.6 us per kernel call for a wrapper's long ``Runner.call``.
 
     def __init__(self, info, optimizer: bool):
         self.info = info
@@ -78,7 +79,7 @@ class GraphRun:
         self.dir = "fwd"  # of the current call
         self.module = ""  # an optimizer graph: the module all the parameters it updates are in
         self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
-        self.metas: dict = {}  # call site -> (line, argument shapes); shapes of static graphs only
+        self.metas: dict = {}  # call site -> (line, argument shapes, code); shapes of static graphs only
         self.undo: list = []
 
 
@@ -276,7 +277,7 @@ class CompiledCapture:
             start = _now()
             out = fn(*args)
             end = _now()
-            line, meta = _call_site(metas, static, args)
+            line, meta, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
@@ -310,7 +311,7 @@ class CompiledCapture:
                 finally:
                     gpu.pop()
             end = _now()
-            line, meta = _call_site(metas, static, args)
+            line, meta, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
@@ -354,9 +355,14 @@ class CompiledCapture:
             info = run.info
             site = info.sites.get(line)
             roles = site.roles if site is not None and site.roles else run.roles.get(kernel, ())
-            parts = split.get((id(meta), roles))  # a static site's shapes are one object, kept by its calls
+            static = not info.dynamic
+            parts = info.site_args.get(line) if static else None
             if parts is None:
-                parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
+                parts = split.get((id(meta), roles))  # a static site's shapes are one object, kept by its calls
+                if parts is None:
+                    parts = split[(id(meta), roles)] = _split_by_role(meta, roles)
+                if static:
+                    info.site_args[line] = parts
             reads, writes = parts
             sizes = _enclosing_call(graph_calls.get(tid, ()), start)[2] if info.symbols else None
             facts = None if sizes else info.site_facts.get(line)
@@ -518,14 +524,16 @@ class _ExternCalls:
 
 
 def _call_site(sites: dict, static: bool, args) -> tuple:
-    """(wrapper line, argument shapes) of the call a kernel wrapper runs in, keyed by its caller's code
-    and instruction offset (see GraphRun.metas); a static graph's shapes are taken at the first call."""
+    """(wrapper line, argument shapes, caller's code) of the call a kernel wrapper runs in, keyed by its
+    caller's code and instruction offset (see GraphRun.metas); a static graph's shapes are taken at the
+    first call."""
     frame = _getframe(2)
-    key = (frame.f_code, frame.f_lasti)
+    code = frame.f_code
+    key = (id(code), frame.f_lasti)
     site = sites.get(key)
     if site is None:
-        site = sites[key] = (frame.f_lineno, _shapes(args) if static else None)
-    return site if static else (site[0], _shapes(args))
+        site = sites[key] = (frame.f_lineno, _shapes(args) if static else None, code)
+    return site if static else (site[0], _shapes(args), code)
 
 
 def _enclosing_call(calls, time: int) -> tuple:

@@ -90,6 +90,9 @@ class GraphInfo:
     site_facts: dict = field(default_factory=dict)
     #: (wrapper line, dir, tid) -> (name, the record fields after ``end``) of each fused op's record.
     fused_fields: dict = field(default_factory=dict)
+    #: wrapper line -> (read, written) arguments of the kernel call there (static graphs: their shapes
+    #: never change, so later profiles reuse them).
+    site_args: dict = field(default_factory=dict)
 
 
 def graph_name(compile_id: str, backward: bool, inference: bool) -> str:
