@@ -724,6 +724,158 @@ static PyTypeObject HookType = {
     .tp_members = hook_members,
 };
 
+
+/* ---- the dispatch entry (OpRecorder.__torch_dispatch__) ------------------------------------------- */
+
+/* OpRecorder.__torch_dispatch__ in C, put in the recorder's instance dict (torch looks the attribute up on the
+ * mode object and calls it with (func, types, args, kwargs)): no Python frame per op. As the Python method: Dynamo's
+ * frame callback is off (set_eval_frame(None)) around the hook and the op and put back even when the op raises;
+ * while ``recording`` is false the op runs untouched. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *hook;           /* a Hook (called directly), or a callable (func, args, kwargs) -> out */
+    PyObject *set_eval_frame; /* torch_compat.set_eval_frame */
+    PyObject *mode;           /* __self__: torch checks that a mode's __torch_dispatch__ is bound to the mode */
+    char recording;
+} Dispatch;
+
+static PyTypeObject HookType;
+
+static PyObject *dispatch_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+    Dispatch *d = (Dispatch *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *func = NULL, *args = NULL, *kwargs = NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 2 || nargs > 4)
+        goto usage;
+    func = argv[0];
+    if (nargs > 2)
+        args = argv[2];
+    if (nargs > 3)
+        kwargs = argv[3];
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        if (args == NULL && PyUnicode_CompareWithASCIIString(name, "args") == 0)
+            args = argv[nargs + i];
+        else if (kwargs == NULL && PyUnicode_CompareWithASCIIString(name, "kwargs") == 0)
+            kwargs = argv[nargs + i];
+        else
+            goto usage;
+    }
+    PyObject *empty = NULL;
+    if (args == NULL && (args = empty = PyTuple_New(0)) == NULL)
+        return NULL;
+    if (kwargs == NULL)
+        kwargs = Py_None;
+    PyObject *none = Py_None;
+    PyObject *prior = PyObject_Vectorcall(d->set_eval_frame, &none, 1, NULL);
+    if (prior == NULL) {
+        Py_XDECREF(empty);
+        return NULL;
+    }
+    PyObject *out;
+    if (d->recording && d->hook != NULL) {
+        if (Py_IS_TYPE(d->hook, &HookType))
+            out = hook_record((Hook *)d->hook, func, args, kwargs);
+        else
+            out = PyObject_CallFunctionObjArgs(d->hook, func, args, kwargs, NULL);
+    } else { /* func(*args, **kwargs) if kwargs else func(*args) */
+        int has_kwargs = kwargs == Py_None ? 0 : PyObject_IsTrue(kwargs);
+        PyObject *targs = has_kwargs < 0 ? NULL : PyTuple_Check(args) ? Py_NewRef(args) : PySequence_Tuple(args);
+        out = NULL;
+        if (targs != NULL) {
+            if (has_kwargs && !PyDict_Check(kwargs)) {
+                PyObject *dict = PyDict_New();
+                if (dict != NULL && PyDict_Merge(dict, kwargs, 1) == 0)
+                    out = PyObject_Call(func, targs, dict);
+                Py_XDECREF(dict);
+            } else {
+                out = call_op(func, targs, kwargs, has_kwargs);
+            }
+            Py_DECREF(targs);
+        }
+    }
+    Py_XDECREF(empty);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb); /* the op's error, if any, survives the restore (a finally: block) */
+    PyObject *restored = PyObject_Vectorcall(d->set_eval_frame, &prior, 1, NULL);
+    Py_DECREF(prior);
+    if (restored == NULL) { /* as in Python: the finally block's error, with the op's as its context */
+        Py_XDECREF(out);
+        if (type != NULL)
+            _PyErr_ChainExceptions(type, value, tb);
+        return NULL;
+    }
+    Py_DECREF(restored);
+    if (out == NULL)
+        PyErr_Restore(type, value, tb);
+    return out;
+usage:
+    PyErr_SetString(PyExc_TypeError, "__torch_dispatch__(func, types, args=(), kwargs=None)");
+    return NULL;
+}
+
+static int dispatch_init(Dispatch *d, PyObject *args, PyObject *kw) {
+    static char *names[] = {"mode", "hook", "set_eval_frame", NULL};
+    PyObject *mode, *hook, *set_eval_frame;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOO", names, &mode, &hook, &set_eval_frame))
+        return -1;
+    Py_XSETREF(d->mode, Py_NewRef(mode));
+    Py_XSETREF(d->hook, Py_NewRef(hook));
+    Py_XSETREF(d->set_eval_frame, Py_NewRef(set_eval_frame));
+    d->recording = 0;
+    return 0;
+}
+
+static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    Dispatch *d = (Dispatch *)type->tp_alloc(type, 0);
+    if (d != NULL)
+        d->vectorcall = dispatch_vectorcall;
+    return (PyObject *)d;
+}
+
+static int dispatch_traverse(Dispatch *d, visitproc visit, void *arg) {
+    Py_VISIT(d->hook);
+    Py_VISIT(d->set_eval_frame);
+    Py_VISIT(d->mode);
+    return 0;
+}
+
+static int dispatch_clear(Dispatch *d) {
+    Py_CLEAR(d->hook);
+    Py_CLEAR(d->set_eval_frame);
+    Py_CLEAR(d->mode);
+    return 0;
+}
+
+static void dispatch_dealloc(Dispatch *d) {
+    PyObject_GC_UnTrack(d);
+    dispatch_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static PyMemberDef dispatch_members[] = {
+    {"recording", T_BOOL, offsetof(Dispatch, recording), 0, "record ops (true) or pass them on untouched"},
+    {"__self__", T_OBJECT, offsetof(Dispatch, mode), READONLY, "the mode (as a bound method's __self__)"},
+    {NULL},
+};
+
+static PyTypeObject DispatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.Dispatch",
+    .tp_basicsize = sizeof(Dispatch),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "OpRecorder.__torch_dispatch__ in C: Dispatch(mode=, hook=, set_eval_frame=)(func, types, args, kwargs).",
+    .tp_new = dispatch_new,
+    .tp_init = (initproc)dispatch_init,
+    .tp_traverse = (traverseproc)dispatch_traverse,
+    .tp_clear = (inquiry)dispatch_clear,
+    .tp_dealloc = (destructor)dispatch_dealloc,
+    .tp_call = hook_call,
+    .tp_vectorcall_offset = offsetof(Dispatch, vectorcall),
+    .tp_members = dispatch_members,
+};
+
 static PyMethodDef methods[] = {
     {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
     {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
@@ -757,12 +909,13 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_nested, "nested tensor ");
     if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL)
         return NULL;
-    if (PyType_Ready(&HookType) < 0)
+    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0) {
+    if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0 ||
+        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
