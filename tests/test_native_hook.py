@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 
 import pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 from pyprof_live.capture import session as session_module
 from pyprof_live.capture.recorder import R_ID, R_NODE_SEQ, R_PEEK
@@ -208,6 +209,7 @@ def test_the_python_hook_runs_when_the_c_one_cannot_be_imported():
 import sys
 sys.modules["pyprof_live.capture._hook"] = None  # import fails, as where it was never built
 import torch, pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 with pyprof_live.profile() as p:
     torch.ones(2, 3).sum()
@@ -222,9 +224,27 @@ def test_pyprof_live_native_0_selects_the_python_hook():
 import os
 os.environ["PYPROF_LIVE_NATIVE"] = "0"
 import torch, pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 with pyprof_live.profile() as p:
     torch.ones(2, 3).sum()
 print(recorder.native, callsite.capture is callsite.python_capture, recorder.use_native(False))
 """
     assert run_in_a_fresh_process(code).strip() == "None True False"
+
+
+@needs_native
+def test_the_c_dispatch_entry_is_bound_to_the_mode_and_passes_the_op_s_error_on():
+    """torch calls ``mode.__torch_dispatch__``: with the C hook that is ``_hook.Dispatch`` in the recorder's
+    instance dict (torch requires its ``__self__`` to be the mode); an op's error reaches the caller unchanged,
+    later ops are still recorded, and the class's Python method takes over once the profile stops."""
+    recorder.use_native(True)
+    with pyprof_live.profile() as p:
+        mode = torch_compat.current_dispatch_mode()
+        entry = mode.__dict__["__torch_dispatch__"]
+        assert type(entry).__name__ == "Dispatch" and entry.__self__ is mode and entry.recording
+        with pytest.raises(RuntimeError, match="size"):
+            torch.ones(2) @ torch.ones(3)
+        torch.ones(2).add(1)
+    assert "__torch_dispatch__" not in mode.__dict__ and not entry.recording
+    assert [op.name for op in p.records.ops][-1] == "aten::add"

@@ -74,7 +74,9 @@ static PyObject *tensor_pair(PyObject *t) { /* (tuple(t.shape), t.dtype) */
     PyObject *shape = PyObject_GetAttr(t, s_shape);
     if (shape == NULL)
         return NULL;
-    PyObject *sizes = untracked(PySequence_Tuple(shape));
+    /* torch.Size is a tuple subclass: a slice of it is the plain tuple tuple() makes, without an iterator */
+    PyObject *sizes = untracked(PyTuple_Check(shape) ? PyTuple_GetSlice(shape, 0, PyTuple_GET_SIZE(shape))
+                                                     : PySequence_Tuple(shape));
     Py_DECREF(shape);
     if (sizes == NULL)
         return NULL;
