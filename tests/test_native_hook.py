@@ -248,3 +248,16 @@ def test_the_c_dispatch_entry_is_bound_to_the_mode_and_passes_the_op_s_error_on(
         torch.ones(2).add(1)
     assert "__torch_dispatch__" not in mode.__dict__ and not entry.recording
     assert [op.name for op in p.records.ops][-1] == "aten::add"
+
+
+def test_op_callable_is_the_overload_s_builtin_only_where_its_call_just_forwards():
+    """The hooks call ``OpOverload._op`` (a builtin) where ``OpOverload.__call__`` is exactly
+    ``return self._op(*args, **kwargs)``; elsewhere (2.15 checks a Python dispatcher first) the overload."""
+    add = torch.ops.aten.add.Tensor
+    call = torch_compat.op_callable(add)
+    if torch_compat._OVERLOAD_CALL_FORWARDS:
+        assert call is add._op
+    else:
+        assert call is add
+    assert call(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])).tolist() == [4.0, 6.0]
+    assert torch_compat.op_callable(print) is print  # not an OpOverload

@@ -16,7 +16,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *i_zero, *i_minus_one;
 
@@ -26,7 +26,7 @@ typedef struct {
     PyObject *raw;                 /* list the tuples go to */
     Py_ssize_t max_ops;
     Py_ssize_t stack_depth;
-    PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg) */
+    PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg, call) */
     PyObject *new_info;            /* func -> _OpInfo (recorder.py, shared with the Python path) */
     PyObject *scope;               /* (info, func, args, kwargs, hook_in) -> out */
     PyObject *hit_cap;             /* () */
@@ -370,7 +370,7 @@ static PyObject *call_op(PyObject *func, PyObject *args, PyObject *kwargs, int h
     return PyObject_Call(func, args, has_kwargs ? kwargs : NULL);
 }
 
-/* (info, index, is_op, writes_first_arg) for func, made once per overload. Borrowed reference. */
+/* (info, index, is_op, writes_first_arg, call) for func, made once per overload. Borrowed reference. */
 static PyObject *op_info(Hook *h, PyObject *func) {
     PyObject *key = PyLong_FromVoidPtr(func);
     if (key == NULL)
@@ -381,15 +381,15 @@ static PyObject *op_info(Hook *h, PyObject *func) {
         return entry;
     }
     PyObject *info = PyObject_CallOneArg(h->new_info, func);
-    PyObject *index = NULL, *kind = NULL, *writes = NULL;
+    PyObject *index = NULL, *kind = NULL, *writes = NULL, *call = NULL;
     if (info == NULL || (index = PyObject_GetAttr(info, s_index)) == NULL ||
         (kind = PyObject_GetAttr(info, s_kind)) == NULL ||
-        (writes = PyObject_GetAttr(info, s_writes_first_arg)) == NULL)
+        (writes = PyObject_GetAttr(info, s_writes_first_arg)) == NULL || (call = PyObject_GetAttr(info, s_call)) == NULL)
         goto done;
     int is_op = PyObject_RichCompareBool(kind, s_op, Py_EQ);
     if (is_op < 0)
         goto done;
-    entry = Py_BuildValue("(OOOO)", info, index, is_op ? Py_True : Py_False, writes);
+    entry = Py_BuildValue("(OOOOO)", info, index, is_op ? Py_True : Py_False, writes, call);
     if (entry != NULL) {
         if (PyDict_SetItem(h->infos, key, entry) < 0) {
             Py_CLEAR(entry);
@@ -403,6 +403,7 @@ done:
     Py_XDECREF(index);
     Py_XDECREF(kind);
     Py_XDECREF(writes);
+    Py_XDECREF(call);
     return entry;
 }
 
@@ -450,13 +451,13 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         if (r == NULL)
             goto done_entry;
         Py_DECREF(r);
-        result = call_op(func, targs, kwargs, has_kwargs);
+        result = call_op(PyTuple_GET_ITEM(entry, 4), targs, kwargs, has_kwargs);
         goto done_entry;
     }
     if ((peek = PyObject_CallNoArgs(h->peek_seq)) == NULL || (op_id = PyObject_CallNoArgs(h->next_id)) == NULL ||
         (start = now_ns(h->clock)) == NULL)
         goto done_entry;
-    if ((out = call_op(func, targs, kwargs, has_kwargs)) == NULL)
+    if ((out = call_op(PyTuple_GET_ITEM(entry, 4), targs, kwargs, has_kwargs)) == NULL)
         goto done_entry;
     if ((end = now_ns(h->clock)) == NULL)
         goto done_entry;
@@ -892,6 +893,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
         return NULL;
 
 PyMODINIT_FUNC PyInit__hook(void) {
+    INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
     INTERN(s_module, "module");

@@ -34,6 +34,7 @@ _node_seq = torch_compat.node_sequence_nr
 _is_view = torch_compat.is_view
 _grad_enabled = torch.is_grad_enabled
 _set_eval_frame = torch_compat.set_eval_frame
+_op_callable = torch_compat.op_callable
 
 
 def _load_native():
@@ -174,10 +175,11 @@ def _creates_copy_slices(args) -> bool:
 class _OpInfo:
     """What the recorder needs to know of an OpOverload, computed once per overload."""
 
-    __slots__ = ("index", "kind", "name", "overload", "writes_first_arg")
+    __slots__ = ("call", "index", "kind", "name", "overload", "writes_first_arg")
 
     def __init__(self, func, index: int):
         self.index = index  # what raw tuples hold instead of the OpOverload (an int is not GC-tracked)
+        self.call = _op_callable(func)  # what func(...) calls, minus OpOverload.__call__'s Python frame
         schema = func._schema
         self.name = schema.name
         self.overload = func._overloadname
@@ -281,19 +283,20 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         if info.kind != "op":
             return self._scope(info, func, args, kwargs, hook_in)
         raw = self.raw
+        call = info.call
         if len(raw) >= self.max_ops:  # capped: run the op untouched (no id, no GPU push, no clock)
             self.session.hit_cap()
-            return func(*args, **kwargs) if kwargs else func(*args)
+            return call(*args, **kwargs) if kwargs else call(*args)
         peek = _peek_seq()
         op_id = self.next_id()
         gpu = self.gpu
         start = _now()
         if gpu is None:
-            out = func(*args, **kwargs) if kwargs else func(*args)
+            out = call(*args, **kwargs) if kwargs else call(*args)
         else:
             gpu.push(op_id)
             try:
-                out = func(*args, **kwargs) if kwargs else func(*args)
+                out = call(*args, **kwargs) if kwargs else call(*args)
             finally:
                 gpu.pop()
         end = _now()
