@@ -16,7 +16,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *i_zero, *i_minus_one;
 
@@ -409,6 +409,16 @@ done:
 
 static int str_eq(PyObject *a, PyObject *b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
 
+/* The thread context's fields (context.py: a threading.local subclass with plain attributes, no descriptors) are
+ * read from this thread's instance dict, which ``ctx.__dict__`` returns: one thread-local lookup per op instead of
+ * one per field. A field missing from it goes through getattr, as in Python. */
+static PyObject *ctx_get(PyObject *ctx, PyObject *dict, PyObject *name) {
+    PyObject *value = PyDict_GetItemWithError(dict, name); /* borrowed */
+    if (value != NULL)
+        return Py_NewRef(value);
+    return PyErr_Occurred() ? NULL : PyObject_GetAttr(ctx, name);
+}
+
 static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *kwargs) {
     PyObject *hook_in = now_ns(h->clock);
     if (hook_in == NULL)
@@ -418,7 +428,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     PyObject *module = NULL, *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL;
     PyObject *node = NULL, *node_seq = NULL, *param = NULL, *frames = NULL, *args_meta = NULL,
              *kwargs_meta = NULL, *out_meta = NULL, *tid = NULL, *view_inplace = NULL, *layers = NULL,
-             *hook_out = NULL;
+             *hook_out = NULL, *ctx_dict = NULL;
     PyObject *ctx = h->context;
 
     PyObject *entry = op_info(h, func);
@@ -461,10 +471,16 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         goto done_entry;
     if ((end = now_ns(h->clock)) == NULL)
         goto done_entry;
-    if ((module = PyObject_GetAttr(ctx, s_module)) == NULL || (hooks_before = PyObject_GetAttr(ctx, s_hook_ns)) == NULL)
+    if ((ctx_dict = PyObject_GetAttr(ctx, s_dict)) == NULL)
+        goto done_entry;
+    if (!PyDict_Check(ctx_dict)) {
+        PyErr_SetString(PyExc_TypeError, "the capture context's __dict__ must be a dict");
+        goto done_entry;
+    }
+    if ((module = ctx_get(ctx, ctx_dict, s_module)) == NULL || (hooks_before = ctx_get(ctx, ctx_dict, s_hook_ns)) == NULL)
         goto done_entry;
     int nonzero = PyObject_IsTrue(hooks_before);
-    if (nonzero < 0 || (nonzero && PyObject_SetAttr(ctx, s_hook_ns, i_zero) < 0))
+    if (nonzero < 0 || (nonzero && PyDict_SetItem(ctx_dict, s_hook_ns, i_zero) < 0))
         goto done_entry;
     if ((grad = PyObject_CallNoArgs(h->grad_enabled)) == NULL || (task = PyObject_CallNoArgs(h->graph_task)) == NULL)
         goto done_entry;
@@ -472,7 +488,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     if (host < 0)
         goto done_entry;
     if (host) {
-        if ((direction = PyObject_GetAttr(ctx, s_host_dir)) == NULL)
+        if ((direction = ctx_get(ctx, ctx_dict, s_host_dir)) == NULL)
             goto done_entry;
         int eq = str_eq(direction, s_fwd);
         if (eq < 0)
@@ -547,7 +563,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     } else if ((view_inplace = PyObject_CallOneArg(h->creates_copy_slices, args)) == NULL) {
         goto done_entry;
     }
-    if ((layers = PyObject_GetAttr(ctx, s_layers)) == NULL || (hook_out = now_ns(h->clock)) == NULL)
+    if ((layers = ctx_get(ctx, ctx_dict, s_layers)) == NULL || (hook_out = now_ns(h->clock)) == NULL)
         goto done_entry;
     PyObject *record = PyTuple_Pack(21, PyTuple_GET_ITEM(entry, 1), args_meta, kwargs_meta, out_meta, start, end, tid,
                                     peek, grad, view_inplace, direction, node_seq, node, param, module, layers, frames,
@@ -585,6 +601,7 @@ done:
     Py_XDECREF(view_inplace);
     Py_XDECREF(layers);
     Py_XDECREF(hook_out);
+    Py_XDECREF(ctx_dict);
     return result;
 }
 
@@ -893,6 +910,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
         return NULL;
 
 PyMODINIT_FUNC PyInit__hook(void) {
+    INTERN(s_dict, "__dict__");
     INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
