@@ -90,6 +90,32 @@ pop_dispatch_mode = _attribute(_dispatch, "_pop_mode")
 #: the op hook does that and sets the callback itself (capture/recorder.py).
 set_eval_frame = _attribute(torch._C, "_dynamo.eval_frame.set_eval_frame")
 
+
+def _forwards_to_op(self, /, *args, **kwargs):  # OpOverload.__call__ of 2.6-2.13, to compare bytecode with
+    return self._op(*args, **kwargs)
+
+
+_OpOverload = _attribute(torch, "_ops.OpOverload")
+_overload_call = getattr(vars(_OpOverload).get("__call__") if _OpOverload is not None else None, "__code__", None)
+#: Whether ``OpOverload.__call__`` only forwards to ``self._op`` (2.6-2.13; 2.15's checks a Python
+#: dispatcher first): then the op hook calls ``_op``, a builtin, and skips a Python frame per op.
+_OVERLOAD_CALL_FORWARDS = _overload_call is not None and (
+    _overload_call.co_code,
+    _overload_call.co_names,
+    _overload_call.co_varnames,
+) == (_forwards_to_op.__code__.co_code, _forwards_to_op.__code__.co_names, _forwards_to_op.__code__.co_varnames)
+
+
+def op_callable(func):
+    """What calling ``func`` (an aten OpOverload) amounts to: ``func._op`` where ``OpOverload.__call__`` is
+    exactly ``return self._op(*args, **kwargs)`` (checked on its bytecode), else ``func`` itself."""
+    if _OVERLOAD_CALL_FORWARDS and type(func) is _OpOverload:
+        op = getattr(func, "_op", None)
+        if op is not None:
+            return op
+    return func
+
+
 # -- autograd Functions and activation checkpointing (capture/functions.py) -----------------------------
 
 

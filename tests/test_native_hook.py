@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 
 import pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 from pyprof_live.capture import session as session_module
 from pyprof_live.capture.recorder import R_ID, R_NODE_SEQ, R_PEEK
@@ -208,6 +209,7 @@ def test_the_python_hook_runs_when_the_c_one_cannot_be_imported():
 import sys
 sys.modules["pyprof_live.capture._hook"] = None  # import fails, as where it was never built
 import torch, pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 with pyprof_live.profile() as p:
     torch.ones(2, 3).sum()
@@ -222,6 +224,7 @@ def test_pyprof_live_native_0_selects_the_python_hook():
 import os
 os.environ["PYPROF_LIVE_NATIVE"] = "0"
 import torch, pyprof_live
+from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 with pyprof_live.profile() as p:
     torch.ones(2, 3).sum()
@@ -245,3 +248,33 @@ def test_the_c_hook_makes_its_tuples_untracked_by_the_garbage_collector(both_hoo
     _, (raw_c, _) = both_hooks(make)
     assert raw_c and not any(gc.is_tracked(r) for r in raw_c)
     assert not any(gc.is_tracked(part) for r in raw_c for part in r if isinstance(part, tuple))
+
+
+@needs_native
+def test_the_c_dispatch_entry_is_bound_to_the_mode_and_passes_the_op_s_error_on():
+    """torch calls ``mode.__torch_dispatch__``: with the C hook that is ``_hook.Dispatch`` in the recorder's
+    instance dict (torch requires its ``__self__`` to be the mode); an op's error reaches the caller unchanged,
+    later ops are still recorded, and the class's Python method takes over once the profile stops."""
+    recorder.use_native(True)
+    with pyprof_live.profile() as p:
+        mode = torch_compat.current_dispatch_mode()
+        entry = mode.__dict__["__torch_dispatch__"]
+        assert type(entry).__name__ == "Dispatch" and entry.__self__ is mode and entry.recording
+        with pytest.raises(RuntimeError, match="size"):
+            torch.ones(2) @ torch.ones(3)
+        torch.ones(2).add(1)
+    assert "__torch_dispatch__" not in mode.__dict__ and not entry.recording
+    assert [op.name for op in p.records.ops][-1] == "aten::add"
+
+
+def test_op_callable_is_the_overload_s_builtin_only_where_its_call_just_forwards():
+    """The hooks call ``OpOverload._op`` (a builtin) where ``OpOverload.__call__`` is exactly
+    ``return self._op(*args, **kwargs)``; elsewhere (2.15 checks a Python dispatcher first) the overload."""
+    add = torch.ops.aten.add.Tensor
+    call = torch_compat.op_callable(add)
+    if torch_compat._OVERLOAD_CALL_FORWARDS:
+        assert call is add._op
+    else:
+        assert call is add
+    assert call(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])).tolist() == [4.0, 6.0]
+    assert torch_compat.op_callable(print) is print  # not an OpOverload

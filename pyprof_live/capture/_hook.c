@@ -16,7 +16,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *i_zero, *i_minus_one;
 
@@ -26,7 +26,7 @@ typedef struct {
     PyObject *raw;                 /* list the tuples go to */
     Py_ssize_t max_ops;
     Py_ssize_t stack_depth;
-    PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg) */
+    PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg, call) */
     PyObject *new_info;            /* func -> _OpInfo (recorder.py, shared with the Python path) */
     PyObject *scope;               /* (info, func, args, kwargs, hook_in) -> out */
     PyObject *hit_cap;             /* () */
@@ -75,7 +75,9 @@ static PyObject *tensor_pair(PyObject *t) { /* (tuple(t.shape), t.dtype) */
     PyObject *shape = PyObject_GetAttr(t, s_shape);
     if (shape == NULL)
         return NULL;
-    PyObject *sizes = untracked(PySequence_Tuple(shape));
+    /* torch.Size is a tuple subclass: a slice of it is the plain tuple tuple() makes, without an iterator */
+    PyObject *sizes = untracked(PyTuple_Check(shape) ? PyTuple_GetSlice(shape, 0, PyTuple_GET_SIZE(shape))
+                                                     : PySequence_Tuple(shape));
     Py_DECREF(shape);
     if (sizes == NULL)
         return NULL;
@@ -369,7 +371,7 @@ static PyObject *call_op(PyObject *func, PyObject *args, PyObject *kwargs, int h
     return PyObject_Call(func, args, has_kwargs ? kwargs : NULL);
 }
 
-/* (info, index, is_op, writes_first_arg) for func, made once per overload. Borrowed reference. */
+/* (info, index, is_op, writes_first_arg, call) for func, made once per overload. Borrowed reference. */
 static PyObject *op_info(Hook *h, PyObject *func) {
     PyObject *key = PyLong_FromVoidPtr(func);
     if (key == NULL)
@@ -380,15 +382,15 @@ static PyObject *op_info(Hook *h, PyObject *func) {
         return entry;
     }
     PyObject *info = PyObject_CallOneArg(h->new_info, func);
-    PyObject *index = NULL, *kind = NULL, *writes = NULL;
+    PyObject *index = NULL, *kind = NULL, *writes = NULL, *call = NULL;
     if (info == NULL || (index = PyObject_GetAttr(info, s_index)) == NULL ||
         (kind = PyObject_GetAttr(info, s_kind)) == NULL ||
-        (writes = PyObject_GetAttr(info, s_writes_first_arg)) == NULL)
+        (writes = PyObject_GetAttr(info, s_writes_first_arg)) == NULL || (call = PyObject_GetAttr(info, s_call)) == NULL)
         goto done;
     int is_op = PyObject_RichCompareBool(kind, s_op, Py_EQ);
     if (is_op < 0)
         goto done;
-    entry = Py_BuildValue("(OOOO)", info, index, is_op ? Py_True : Py_False, writes);
+    entry = Py_BuildValue("(OOOOO)", info, index, is_op ? Py_True : Py_False, writes, call);
     if (entry != NULL) {
         if (PyDict_SetItem(h->infos, key, entry) < 0) {
             Py_CLEAR(entry);
@@ -402,10 +404,21 @@ done:
     Py_XDECREF(index);
     Py_XDECREF(kind);
     Py_XDECREF(writes);
+    Py_XDECREF(call);
     return entry;
 }
 
 static int str_eq(PyObject *a, PyObject *b) { return a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ); }
+
+/* The thread context's fields (context.py: a threading.local subclass with plain attributes, no descriptors) are
+ * read from this thread's instance dict, which ``ctx.__dict__`` returns: one thread-local lookup per op instead of
+ * one per field. A field missing from it goes through getattr, as in Python. */
+static PyObject *ctx_get(PyObject *ctx, PyObject *dict, PyObject *name) {
+    PyObject *value = PyDict_GetItemWithError(dict, name); /* borrowed */
+    if (value != NULL)
+        return Py_NewRef(value);
+    return PyErr_Occurred() ? NULL : PyObject_GetAttr(ctx, name);
+}
 
 static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *kwargs) {
     PyObject *hook_in = now_ns(h->clock);
@@ -416,7 +429,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     PyObject *module = NULL, *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL;
     PyObject *node = NULL, *node_seq = NULL, *param = NULL, *frames = NULL, *args_meta = NULL,
              *kwargs_meta = NULL, *out_meta = NULL, *tid = NULL, *view_inplace = NULL, *layers = NULL,
-             *hook_out = NULL;
+             *hook_out = NULL, *ctx_dict = NULL;
     PyObject *ctx = h->context;
 
     PyObject *entry = op_info(h, func);
@@ -449,20 +462,26 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         if (r == NULL)
             goto done_entry;
         Py_DECREF(r);
-        result = call_op(func, targs, kwargs, has_kwargs);
+        result = call_op(PyTuple_GET_ITEM(entry, 4), targs, kwargs, has_kwargs);
         goto done_entry;
     }
     if ((peek = PyObject_CallNoArgs(h->peek_seq)) == NULL || (op_id = PyObject_CallNoArgs(h->next_id)) == NULL ||
         (start = now_ns(h->clock)) == NULL)
         goto done_entry;
-    if ((out = call_op(func, targs, kwargs, has_kwargs)) == NULL)
+    if ((out = call_op(PyTuple_GET_ITEM(entry, 4), targs, kwargs, has_kwargs)) == NULL)
         goto done_entry;
     if ((end = now_ns(h->clock)) == NULL)
         goto done_entry;
-    if ((module = PyObject_GetAttr(ctx, s_module)) == NULL || (hooks_before = PyObject_GetAttr(ctx, s_hook_ns)) == NULL)
+    if ((ctx_dict = PyObject_GetAttr(ctx, s_dict)) == NULL)
+        goto done_entry;
+    if (!PyDict_Check(ctx_dict)) {
+        PyErr_SetString(PyExc_TypeError, "the capture context's __dict__ must be a dict");
+        goto done_entry;
+    }
+    if ((module = ctx_get(ctx, ctx_dict, s_module)) == NULL || (hooks_before = ctx_get(ctx, ctx_dict, s_hook_ns)) == NULL)
         goto done_entry;
     int nonzero = PyObject_IsTrue(hooks_before);
-    if (nonzero < 0 || (nonzero && PyObject_SetAttr(ctx, s_hook_ns, i_zero) < 0))
+    if (nonzero < 0 || (nonzero && PyDict_SetItem(ctx_dict, s_hook_ns, i_zero) < 0))
         goto done_entry;
     if ((grad = PyObject_CallNoArgs(h->grad_enabled)) == NULL || (task = PyObject_CallNoArgs(h->graph_task)) == NULL)
         goto done_entry;
@@ -470,7 +489,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     if (host < 0)
         goto done_entry;
     if (host) {
-        if ((direction = PyObject_GetAttr(ctx, s_host_dir)) == NULL)
+        if ((direction = ctx_get(ctx, ctx_dict, s_host_dir)) == NULL)
             goto done_entry;
         int eq = str_eq(direction, s_fwd);
         if (eq < 0)
@@ -545,7 +564,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     } else if ((view_inplace = PyObject_CallOneArg(h->creates_copy_slices, args)) == NULL) {
         goto done_entry;
     }
-    if ((layers = PyObject_GetAttr(ctx, s_layers)) == NULL || (hook_out = now_ns(h->clock)) == NULL)
+    if ((layers = ctx_get(ctx, ctx_dict, s_layers)) == NULL || (hook_out = now_ns(h->clock)) == NULL)
         goto done_entry;
     PyObject *record = PyTuple_Pack(21, PyTuple_GET_ITEM(entry, 1), args_meta, kwargs_meta, out_meta, start, end, tid,
                                     peek, grad, view_inplace, direction, node_seq, node, param, module, layers, frames,
@@ -583,6 +602,7 @@ done:
     Py_XDECREF(view_inplace);
     Py_XDECREF(layers);
     Py_XDECREF(hook_out);
+    Py_XDECREF(ctx_dict);
     return result;
 }
 
@@ -725,6 +745,158 @@ static PyTypeObject HookType = {
     .tp_members = hook_members,
 };
 
+
+/* ---- the dispatch entry (OpRecorder.__torch_dispatch__) ------------------------------------------- */
+
+/* OpRecorder.__torch_dispatch__ in C, put in the recorder's instance dict (torch looks the attribute up on the
+ * mode object and calls it with (func, types, args, kwargs)): no Python frame per op. As the Python method: Dynamo's
+ * frame callback is off (set_eval_frame(None)) around the hook and the op and put back even when the op raises;
+ * while ``recording`` is false the op runs untouched. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *hook;           /* a Hook (called directly), or a callable (func, args, kwargs) -> out */
+    PyObject *set_eval_frame; /* torch_compat.set_eval_frame */
+    PyObject *mode;           /* __self__: torch checks that a mode's __torch_dispatch__ is bound to the mode */
+    char recording;
+} Dispatch;
+
+static PyTypeObject HookType;
+
+static PyObject *dispatch_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+    Dispatch *d = (Dispatch *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *func = NULL, *args = NULL, *kwargs = NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 2 || nargs > 4)
+        goto usage;
+    func = argv[0];
+    if (nargs > 2)
+        args = argv[2];
+    if (nargs > 3)
+        kwargs = argv[3];
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        if (args == NULL && PyUnicode_CompareWithASCIIString(name, "args") == 0)
+            args = argv[nargs + i];
+        else if (kwargs == NULL && PyUnicode_CompareWithASCIIString(name, "kwargs") == 0)
+            kwargs = argv[nargs + i];
+        else
+            goto usage;
+    }
+    PyObject *empty = NULL;
+    if (args == NULL && (args = empty = PyTuple_New(0)) == NULL)
+        return NULL;
+    if (kwargs == NULL)
+        kwargs = Py_None;
+    PyObject *none = Py_None;
+    PyObject *prior = PyObject_Vectorcall(d->set_eval_frame, &none, 1, NULL);
+    if (prior == NULL) {
+        Py_XDECREF(empty);
+        return NULL;
+    }
+    PyObject *out;
+    if (d->recording && d->hook != NULL) {
+        if (Py_IS_TYPE(d->hook, &HookType))
+            out = hook_record((Hook *)d->hook, func, args, kwargs);
+        else
+            out = PyObject_CallFunctionObjArgs(d->hook, func, args, kwargs, NULL);
+    } else { /* func(*args, **kwargs) if kwargs else func(*args) */
+        int has_kwargs = kwargs == Py_None ? 0 : PyObject_IsTrue(kwargs);
+        PyObject *targs = has_kwargs < 0 ? NULL : PyTuple_Check(args) ? Py_NewRef(args) : PySequence_Tuple(args);
+        out = NULL;
+        if (targs != NULL) {
+            if (has_kwargs && !PyDict_Check(kwargs)) {
+                PyObject *dict = PyDict_New();
+                if (dict != NULL && PyDict_Merge(dict, kwargs, 1) == 0)
+                    out = PyObject_Call(func, targs, dict);
+                Py_XDECREF(dict);
+            } else {
+                out = call_op(func, targs, kwargs, has_kwargs);
+            }
+            Py_DECREF(targs);
+        }
+    }
+    Py_XDECREF(empty);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb); /* the op's error, if any, survives the restore (a finally: block) */
+    PyObject *restored = PyObject_Vectorcall(d->set_eval_frame, &prior, 1, NULL);
+    Py_DECREF(prior);
+    if (restored == NULL) { /* as in Python: the finally block's error, with the op's as its context */
+        Py_XDECREF(out);
+        if (type != NULL)
+            _PyErr_ChainExceptions(type, value, tb);
+        return NULL;
+    }
+    Py_DECREF(restored);
+    if (out == NULL)
+        PyErr_Restore(type, value, tb);
+    return out;
+usage:
+    PyErr_SetString(PyExc_TypeError, "__torch_dispatch__(func, types, args=(), kwargs=None)");
+    return NULL;
+}
+
+static int dispatch_init(Dispatch *d, PyObject *args, PyObject *kw) {
+    static char *names[] = {"mode", "hook", "set_eval_frame", NULL};
+    PyObject *mode, *hook, *set_eval_frame;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOO", names, &mode, &hook, &set_eval_frame))
+        return -1;
+    Py_XSETREF(d->mode, Py_NewRef(mode));
+    Py_XSETREF(d->hook, Py_NewRef(hook));
+    Py_XSETREF(d->set_eval_frame, Py_NewRef(set_eval_frame));
+    d->recording = 0;
+    return 0;
+}
+
+static PyObject *dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    Dispatch *d = (Dispatch *)type->tp_alloc(type, 0);
+    if (d != NULL)
+        d->vectorcall = dispatch_vectorcall;
+    return (PyObject *)d;
+}
+
+static int dispatch_traverse(Dispatch *d, visitproc visit, void *arg) {
+    Py_VISIT(d->hook);
+    Py_VISIT(d->set_eval_frame);
+    Py_VISIT(d->mode);
+    return 0;
+}
+
+static int dispatch_clear(Dispatch *d) {
+    Py_CLEAR(d->hook);
+    Py_CLEAR(d->set_eval_frame);
+    Py_CLEAR(d->mode);
+    return 0;
+}
+
+static void dispatch_dealloc(Dispatch *d) {
+    PyObject_GC_UnTrack(d);
+    dispatch_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static PyMemberDef dispatch_members[] = {
+    {"recording", T_BOOL, offsetof(Dispatch, recording), 0, "record ops (true) or pass them on untouched"},
+    {"__self__", T_OBJECT, offsetof(Dispatch, mode), READONLY, "the mode (as a bound method's __self__)"},
+    {NULL},
+};
+
+static PyTypeObject DispatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.Dispatch",
+    .tp_basicsize = sizeof(Dispatch),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "OpRecorder.__torch_dispatch__ in C: Dispatch(mode=, hook=, set_eval_frame=)(func, types, args, kwargs).",
+    .tp_new = dispatch_new,
+    .tp_init = (initproc)dispatch_init,
+    .tp_traverse = (traverseproc)dispatch_traverse,
+    .tp_clear = (inquiry)dispatch_clear,
+    .tp_dealloc = (destructor)dispatch_dealloc,
+    .tp_call = hook_call,
+    .tp_vectorcall_offset = offsetof(Dispatch, vectorcall),
+    .tp_members = dispatch_members,
+};
+
 static PyMethodDef methods[] = {
     {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
     {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
@@ -739,6 +911,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
         return NULL;
 
 PyMODINIT_FUNC PyInit__hook(void) {
+    INTERN(s_dict, "__dict__");
+    INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
     INTERN(s_module, "module");
@@ -758,12 +932,13 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_nested, "nested tensor ");
     if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL)
         return NULL;
-    if (PyType_Ready(&HookType) < 0)
+    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0) {
+    if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0 ||
+        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

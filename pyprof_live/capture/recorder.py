@@ -4,7 +4,7 @@ This is the hot path (it runs per aten op), so it appends one flat tuple per op 
 else: no pytree walk, no string formatting, no autograd Node or tensor kept (shapes and dtypes
 only). ``finalize.py`` turns the tuples into OpRecords after the run.
 
-``_hook.c`` is ``OpRecorder._record`` in C (built by ``pip install``, optional): same tuples, same
+``_hook.c`` is ``OpRecorder._record`` and ``__torch_dispatch__`` in C (built by ``pip install``, optional): same tuples, same
 objects, with every torch call and every rare path handed in from here. Where it is not built, or with
 ``PYPROF_LIVE_NATIVE=0`` in the environment, or after ``use_native(False)``, the Python below runs.
 """
@@ -34,6 +34,7 @@ _node_seq = torch_compat.node_sequence_nr
 _is_view = torch_compat.is_view
 _grad_enabled = torch.is_grad_enabled
 _set_eval_frame = torch_compat.set_eval_frame
+_op_callable = torch_compat.op_callable
 
 
 def _load_native():
@@ -174,10 +175,11 @@ def _creates_copy_slices(args) -> bool:
 class _OpInfo:
     """What the recorder needs to know of an OpOverload, computed once per overload."""
 
-    __slots__ = ("index", "kind", "name", "overload", "writes_first_arg")
+    __slots__ = ("call", "index", "kind", "name", "overload", "writes_first_arg")
 
     def __init__(self, func, index: int):
         self.index = index  # what raw tuples hold instead of the OpOverload (an int is not GC-tracked)
+        self.call = _op_callable(func)  # what func(...) calls, minus OpOverload.__call__'s Python frame
         schema = func._schema
         self.name = schema.name
         self.overload = func._overloadname
@@ -200,7 +202,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         self.gpu = gpu  # a GPU backend: push/pop the op's id around it (CUPTI external correlation)
         self.next_id = session.next_id  # record ids: unique across the profile's start/stop segments
         self.raw = session.raw_ops
-        self.recording = False
+        self._recording = False
         self.max_ops = session.max_ops - len(session.records.ops)  # the cap counts earlier start/stops too
         self.stack_depth = session.stack_depth
         self.param_names = session.param_names
@@ -229,7 +231,21 @@ class OpRecorder(torch_compat.TorchDispatchMode):
             )
             if _now is not time.perf_counter_ns:  # a test's clock
                 hook.clock = _now
-            self.__dict__["_record"] = hook  # shadows the method below: __torch_dispatch__ calls it
+            self.__dict__["_record"] = hook  # shadows the method below
+            # __torch_dispatch__ in C too (torch reads the attribute off the mode object): no Python frame per op.
+            self.__dict__["__torch_dispatch__"] = native.Dispatch(mode=self, hook=hook, set_eval_frame=_set_eval_frame)
+
+    @property
+    def recording(self) -> bool:
+        """Whether ops are recorded (the session sets it); false: they pass through untouched."""
+        return self._recording
+
+    @recording.setter
+    def recording(self, on: bool) -> None:
+        self._recording = on
+        dispatch = self.__dict__.get("__torch_dispatch__")
+        if dispatch is not None:
+            dispatch.recording = on
 
     def _new_info(self, func) -> _OpInfo:
         """The _OpInfo of an overload not seen before (both hooks come here once per overload)."""
@@ -250,9 +266,10 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        """The pure-Python hook's entry (the C one, ``_hook.Dispatch``, shadows it in the instance dict)."""
         prior = _set_eval_frame(None)  # Dynamo traces neither the hook nor the op, as torch's own wrapper did
         try:
-            if not self.recording:
+            if not self._recording:
                 return func(*args, **kwargs) if kwargs else func(*args)
             return self._record(func, args, kwargs)
         finally:
@@ -266,19 +283,20 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         if info.kind != "op":
             return self._scope(info, func, args, kwargs, hook_in)
         raw = self.raw
+        call = info.call
         if len(raw) >= self.max_ops:  # capped: run the op untouched (no id, no GPU push, no clock)
             self.session.hit_cap()
-            return func(*args, **kwargs) if kwargs else func(*args)
+            return call(*args, **kwargs) if kwargs else call(*args)
         peek = _peek_seq()
         op_id = self.next_id()
         gpu = self.gpu
         start = _now()
         if gpu is None:
-            out = func(*args, **kwargs) if kwargs else func(*args)
+            out = call(*args, **kwargs) if kwargs else call(*args)
         else:
             gpu.push(op_id)
             try:
-                out = func(*args, **kwargs) if kwargs else func(*args)
+                out = call(*args, **kwargs) if kwargs else call(*args)
             finally:
                 gpu.pop()
         end = _now()
@@ -351,6 +369,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
     def detach(self) -> None:
         """Stop recording for good and let go of the profile (threads may keep this mode on their stack)."""
         self.recording = False
+        self.__dict__.pop("__torch_dispatch__", None)  # the class's method passes ops through from now on
         self.__dict__.pop("_record", None)  # the C hook holds the raw list too
         self.session = self.raw = self.gpu = self.op_infos = self.param_names = None
 
