@@ -209,18 +209,21 @@ def innermost_open(times: list, spans: list) -> list:
     """
     found: list = []
     open_spans: list = []
-    k = 0
+    k, count = 0, len(spans)
     for t in times:
-        while k < len(spans) and spans[k][0] <= t:
+        while k < count:
             span = spans[k]
+            if span[0] > t:
+                break
             while open_spans and open_spans[-1][1] < span[0]:
                 open_spans.pop()
             open_spans.append(span)
             k += 1
         while open_spans and open_spans[-1][1] < t:
             open_spans.pop()
-        # The stack can hold a span that ended before t under a longer one still open; walk down.
-        found.append(next((span[2] for span in reversed(open_spans) if span[1] >= t), None))
+        # The top span is open at t (the loop above left none that ended before t on top); spans below
+        # it that ended before t lie under a longer one still open, and the top is the innermost.
+        found.append(open_spans[-1][2] if open_spans else None)
     return found
 
 
@@ -243,8 +246,12 @@ def _link_device_work(items, apis, by_correlation: dict) -> int:
     """kernel/memop -> API call by ``by_correlation`` (:func:`_by_pid` of (pid, correlation) -> API
     index); returns how many found their launch."""
     found = 0
+    pid, by_id = _NONE, _NONE  # the previous item's pid (none yet) and its ids: runs of one pid are the rule
     for item in items:
-        a = by_correlation.get(item.pid, _NONE).get(item.correlation, NO_LINK)
+        if item.pid != pid:
+            pid = item.pid
+            by_id = by_correlation.get(pid, _NONE)
+        a = by_id.get(item.correlation, NO_LINK)
         item.launch = a
         item.op = apis[a].op if a != NO_LINK else NO_LINK
         if a != NO_LINK:
