@@ -62,10 +62,10 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     last, key, base, base_plain = NO_LINK, None, [], True
     own_cells = (idx_at, sub_at, sil_at)
     plain_texts: set = set()  # cost and roofline cell texts seen to need no escaping
-    # Where idx, sub and sil go among the 7 pieces of a shared line (_with_device_texts): 1, 3, 5 by column order.
-    idx_slot, sub_slot, sil_slot = (
-        (1 + 2 * sorted(own_cells).index(k) for k in own_cells) if None not in own_cells else (1, 3, 5)
-    )
+    # Where idx, sub and sil go among the 7 pieces of a shared line (_with_device_texts, which makes none
+    # when one of them is not shown): 1, 3, 5 by column order.
+    shown = sorted(k for k in own_cells if k is not None)
+    idx_slot, sub_slot, sil_slot = (1 + 2 * shown.index(k) if k is not None else 0 for k in own_cells)
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
