@@ -267,8 +267,9 @@ def innermost_open(times: list, spans) -> list:
             span = next(pending, None)
         while open_spans and open_spans[-1][1] < t:
             open_spans.pop()
-        # The stack can hold a span that ended before t under a longer one still open; walk down.
-        found.append(next((span[2] for span in reversed(open_spans) if span[1] >= t), None))
+        # The top span is open at t (the loop above left none that ended before t on top); spans below
+        # it that ended before t lie under a longer one still open, and the top is the innermost.
+        found.append(open_spans[-1][2] if open_spans else None)
     return found
 
 

@@ -28,15 +28,6 @@ class OpDevice:
     device: int = NO_LINK  # GPU of the op's first kernel
     tensor_cores: bool | None = False  # combined verdict over all its kernels
 
-    def add_own_kernel(self, duration: int, device: int, tensor_cores) -> None:
-        self.dev_self += duration
-        self.kernel_self += duration
-        self.kernel_total += duration
-        self.kernels_total += 1
-        if self.device == NO_LINK:
-            self.device = device
-        self.tensor_cores = combine_tensor_cores((self.tensor_cores, tensor_cores))
-
 
 class DeviceWork:
     """Per-op device time and rooflines of one profile (correlation must have run)."""
@@ -48,12 +39,32 @@ class DeviceWork:
         self.by_op: dict[int, OpDevice] = {}
         # Each op's own work first, then charged up its parent chain once per op, not once per kernel.
         first: dict[int, int] = {}  # op -> position of the first kernel of its own or its callees'
+        by_op = self.by_op
+        verdicts: dict = {}  # kernel name -> uses_tensor_cores(name), without a call per kernel
         for position, kernel in enumerate(profile.records.kernels):
-            if kernel.op != NO_LINK:
-                entry = self._entry(kernel.op)
-                if entry.device == NO_LINK:
-                    first[kernel.op] = position
-                entry.add_own_kernel(kernel.end - kernel.start, kernel.device, uses_tensor_cores(kernel.name))
+            i = kernel.op
+            if i == NO_LINK:
+                continue
+            # Inline, no method call per kernel: a million kernels of a big import.
+            entry = by_op.get(i)
+            if entry is None:
+                entry = by_op[i] = OpDevice()
+            if entry.device == NO_LINK:
+                first[i] = position
+                entry.device = kernel.device
+            duration = kernel.end - kernel.start
+            entry.dev_self += duration
+            entry.kernel_self += duration
+            entry.kernel_total += duration
+            entry.kernels_total += 1
+            verdict = entry.tensor_cores
+            if verdict is not True:  # combine_tensor_cores((verdict, this kernel's)): True wins, then None
+                name = kernel.name
+                mine = verdicts[name] if name in verdicts else verdicts.setdefault(name, uses_tensor_cores(name))
+                if mine is True:
+                    entry.tensor_cores = True
+                elif mine is None:
+                    entry.tensor_cores = None
         for memop in profile.records.memops:
             if memop.op != NO_LINK:
                 self._entry(memop.op).dev_self += memop.end - memop.start

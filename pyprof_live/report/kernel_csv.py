@@ -52,11 +52,20 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     idx_at, sub_at = pos.get("idx"), pos.get("sub")
     sil_at = pos.get("sil")
     devices: dict = {}  # a device record's cells but sil -> ([(column position, text)], plain)
+    # (op content key, device record content key) -> (the row's texts but its own cells, plain, the line as
+    # a format of idx, sub and sil, or None): most rows are an op's 2nd..nth kernel, written from this line.
+    shared: dict = {}
     lines: list = []
     empty = ["-"] * len(columns)
     keys = _op_keys(ops)
     op_texts: dict = {}  # an op's content key -> (its cells' texts, plain)
-    last, base, base_plain = NO_LINK, [], True
+    last, key, base, base_plain = NO_LINK, None, [], True
+    own_cells = (idx_at, sub_at, sil_at)
+    plain_texts: set = set()  # cost and roofline cell texts seen to need no escaping
+    # Where idx, sub and sil go among the 7 pieces of a shared line (_with_device_texts, which makes none
+    # when one of them is not shown): 1, 3, 5 by column order.
+    shown = sorted(k for k in own_cells if k is not None)
+    idx_slot, sub_slot, sil_slot = (1 + 2 * shown.index(k) if k is not None else 0 for k in own_cells)
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
@@ -91,8 +100,39 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                     if key is not None:
                         op_texts[key] = made
                 base, base_plain = made
-            texts = base.copy()
-            plain = base_plain
+            if item is None:
+                texts = base.copy()
+                plain = base_plain
+            else:
+                if item.__class__ is KernelRecord:
+                    item_key: tuple = (key, item.name, item.device, item.stream, item.grid, item.block)
+                else:
+                    item_key = (key, item.__class__, item.kind, item.copy_kind, item.device, item.stream)
+                try:
+                    made = shared.get(item_key) if key is not None else None
+                except TypeError:  # an unhashable field (a list from some reader): no reuse
+                    made = None
+                    item_key = ()
+                if made is None:
+                    made = _with_device_texts(base, base_plain, item, devices, pos, own_cells)
+                    if key is not None and item_key:
+                        shared[item_key] = made
+                texts, plain, line = made
+                sil = item.end - item.start
+                if cost is None and line is not None and sil.__class__ is int:
+                    line = line.copy()
+                    line[idx_slot], line[sub_slot], line[sil_slot] = str(idx), str(sub), str(sil)
+                    lines.append("".join(line))
+                    if len(lines) == _BATCH:
+                        stream.write("".join(lines))
+                        lines.clear()
+                    written += 1
+                    continue
+                texts = texts.copy()
+                if sil_at is not None:
+                    texts[sil_at] = str(sil) if sil.__class__ is int else _text(sil)
+                if sub_at is not None:
+                    texts[sub_at] = str(sub) if sub.__class__ is int else _text(sub)
             if cost is not None:  # the op's first row
                 op = ops[i]
                 own = {
@@ -109,17 +149,11 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                         texts[k] = str(value)
                         continue
                     texts[k] = text = _text(value)
-                    plain = plain and _plain((text,))
-            if item is not None:
-                device_texts, device_plain = _device_texts(item, devices, pos)
-                for k, text in device_texts:
-                    texts[k] = text
-                plain = plain and device_plain
-                if sil_at is not None:
-                    sil = item.end - item.start
-                    texts[sil_at] = str(sil) if sil.__class__ is int else _text(sil)
-                if sub_at is not None:
-                    texts[sub_at] = str(sub) if sub.__class__ is int else _text(sub)
+                    if text not in plain_texts:  # "na", "-", "memory", a sol%: a few hundred texts repeat
+                        if _plain((text,)):
+                            plain_texts.add(text)
+                        else:
+                            plain = False
         if idx_at is not None:
             texts[idx_at] = str(idx)
         if plain:
@@ -134,6 +168,27 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
         written += 1
     stream.write("".join(lines))
     return written
+
+
+def _with_device_texts(base: list, base_plain: bool, item, devices: dict, pos: dict, own: tuple) -> tuple:
+    """An op's texts with a device record's cells put in: (texts, plain, line or None). ``line``: when
+    plain and ``own`` (the column positions of idx, sub and sil) has no None, the row's text as 7 pieces,
+    the three cells going at 1, 3 and 5 in column order (a str.format would parse the ~300 characters
+    of the line for each row)."""
+    device_texts, device_plain = _device_texts(item, devices, pos)
+    texts = base.copy()
+    for k, text in device_texts:
+        texts[k] = text
+    plain = base_plain and device_plain
+    if not plain:
+        return texts, False, None
+    if None in own:
+        return texts, True, None
+    fields = texts.copy()
+    for k in own:
+        fields[k] = "\x00"  # never in a plain text (safe_text: a control character)
+    pieces = ('"' + '","'.join(fields) + '"\n').split("\x00")
+    return texts, True, [pieces[0], "", pieces[1], "", pieces[2], "", pieces[3]]
 
 
 def _device_texts(item, devices: dict, pos: dict) -> tuple:
