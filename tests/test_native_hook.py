@@ -42,6 +42,7 @@ def both_hooks(monkeypatch):
             monkeypatch.setattr(f"pyprof_live.capture.{module}._now", itertools.count(10**6).__next__)
         with pyprof_live.profile(**options) as p:
             fn()
+        assert p.records.ops  # built on first read
         return captured[-1], p
 
     def both(make, **options):

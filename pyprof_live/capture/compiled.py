@@ -335,6 +335,10 @@ class CompiledCapture:
 
     # -- records -----------------------------------------------------------------------------------
 
+    def has_calls(self) -> bool:
+        """Whether compiled code ran while recording (graph or kernel calls not yet made into records)."""
+        return bool(self.kernel_calls or self.graph_calls)
+
     def build_records(self, ops: list) -> list:
         """New op records: one per graph call, one per kernel call followed by the ops it fused;
         ``ops``, the hook's records of this segment, get the graph, module and call site of the

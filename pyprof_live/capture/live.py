@@ -86,11 +86,12 @@ class LiveProfile(Profile):
 
     @property
     def records(self) -> Records:
-        """The profile's records. The ops each Inductor kernel call fused are built on first use
-        rather than in stop() (compiled.py: most records of a compiled profile are those)."""
+        """The profile's records, built on first use rather than in stop(): a CPU profile's op records
+        (as torch.profiler builds its events when first asked), and the ops each Inductor kernel call
+        fused (compiled.py: most records of a compiled profile are those). See CaptureSession.complete."""
         session = self.__dict__.get("session")
         if session is not None:
-            session._compiled.expand_fused(self._records.ops)
+            session.complete()
         return self._records
 
     @records.setter

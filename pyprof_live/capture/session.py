@@ -116,6 +116,10 @@ class CaptureSession:
         self._last_peek: dict = {}  # tid -> autograd counter value last seen (finalize.py)
         self._resyncs: list = []  # (raw op index, tid, counter value) where recording (re)started
         self._cap_hit = False
+        #: (hooks' time after the last op, the stopping thread) of a stop() whose records are built on
+        #: first read (:meth:`complete`); None when nothing waits.
+        self._unbuilt: tuple | None = None
+        self._completing = threading.Lock()
         self._frame_cache: dict = {}
 
     @property
@@ -135,6 +139,7 @@ class CaptureSession:
 
     def start(self) -> None:
         """Install every hook and start recording (unless a step schedule says to wait)."""
+        self.complete()  # the last segment's records first: the record cap counts them, numbering carries on
         with _start_lock:
             if _active:
                 raise CaptureError(
@@ -198,7 +203,23 @@ class CaptureSession:
             self._remove_hooks()
         finally:
             gpu_capture = self._gpu.stop() if self._gpu is not None else None
-        self._finalize(gpu_capture, hooks_after_last_op)
+        if gpu_capture is None and not self._compiled.has_calls():
+            # Built on first read, as torch.profiler builds its events: a CPU profile of eager code
+            # holds only its raw tuples until then. GPU data and compiled-code calls are finished here,
+            # while the CUPTI buffers and the compiled graphs' state are as they were recorded.
+            self._unbuilt = (hooks_after_last_op, threading.get_ident())
+        else:
+            self._finalize(gpu_capture, hooks_after_last_op)
+
+    def complete(self) -> None:
+        """Build what the last stop() left for the first read of the records (its op records, then the
+        records of the ops each Inductor kernel call fused); LiveProfile.records calls it, and start()."""
+        with self._completing:
+            if self._unbuilt is not None:
+                hooks_after_last_op, stop_thread = self._unbuilt
+                self._unbuilt = None
+                self._finalize(None, hooks_after_last_op, stop_thread)
+            self._compiled.expand_fused(self.records.ops)
 
     def step(self) -> None:
         """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
@@ -394,11 +415,12 @@ class CaptureSession:
     # -- records ---------------------------------------------------------------------------------
 
     @paused_gc()
-    def _finalize(self, gpu_capture, hooks_after_last_op: int = 0) -> None:
+    def _finalize(self, gpu_capture, hooks_after_last_op: int = 0, stop_thread: int | None = None) -> None:
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
         tuples are dropped (the records hold everything, and keeping both doubled the memory).
         ``hooks_after_last_op``: the hooks' time after this thread's last op (the outermost modules'
-        exits), which no later op carries: that op takes it."""
+        exits), which no later op carries: that op takes it (``stop_thread``: the thread that stopped, by
+        default this one)."""
         function_numbers = {(scope.tid, scope.node_number) for scope in self.raw_functions if scope.node_number >= 0}
         ops = build_op_records(
             self.raw_ops,
@@ -412,7 +434,7 @@ class CaptureSession:
             dispatch_cost_ns(),
         )
         if hooks_after_last_op:
-            here = threading.get_ident()
+            here = threading.get_ident() if stop_thread is None else stop_thread
             last = next((op for op in reversed(ops) if op.tid == here), None)
             if last is not None:
                 last.overhead += hooks_after_last_op
