@@ -13,7 +13,9 @@ torchvision's resnet18 and mobilenet_v3_small, an nn.LSTM language model; each r
   torch.profiler + table  the same, then prof.key_averages().table()
   pyprof_live + table     profile(), then p.table()
 Cost = process CPU time of a configuration minus that of plain (the profiler's start, recording
-and teardown, and a gc.collect() of its garbage; with "+ table", the report too), median over
+and teardown, and a gc.collect() of its garbage; with "+ table", the report too: both profilers build
+their Python events/records when first asked (torch.profiler: `_ensure_function_events`; pyprof_live: CPU profiles
+of eager code), so that work is in the "+ table" rows, not in the recording rows), median over
 ``--rounds`` rounds, each running every configuration once in a shuffled order,
 torch.set_num_threads(1). The aggregate sums each side's cost over the models before dividing.
 prof% and other%: the shares of the profiled steps that p.overview()'s total row gives the
