@@ -66,6 +66,10 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     # when one of them is not shown): 1, 3, 5 by column order.
     shown = sorted(k for k in own_cells if k is not None)
     idx_slot, sub_slot, sil_slot = (1 + 2 * shown.index(k) if k is not None else 0 for k in own_cells)
+    host_at, flops_at, bytes_at = pos.get("host"), pos.get("flops"), pos.get("bytes")
+    roofline_at = [(c, pos[c]) for c in ("ideal", "sol%", "bound") if c in pos]
+    cost_texts: dict = {}  # id of an op's cost -> its flops and bytes texts placed, plain
+    held: list = []  # the costs cost_texts holds the ids of
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
@@ -133,27 +137,28 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                     texts[sil_at] = str(sil) if sil.__class__ is int else _text(sil)
                 if sub_at is not None:
                     texts[sub_at] = str(sub) if sub.__class__ is int else _text(sub)
-            if cost is not None:  # the op's first row
-                op = ops[i]
-                own = {
-                    "host": op.end - op.start,
-                    "flops": views._cost_cell(cost.flops),
-                    "bytes": views._cost_cell(cost.bytes),
-                }
-                if item is not None:
-                    own.update(roofline_cells.cells(device_work.roofline(i, cost)))
-                for k, value in zip(map(pos.get, own), own.values()):
-                    if k is None:
-                        continue
-                    if value.__class__ is int:  # digits: nothing to quote or escape
-                        texts[k] = str(value)
-                        continue
-                    texts[k] = text = _text(value)
-                    if text not in plain_texts:  # "na", "-", "memory", a sol%: a few hundred texts repeat
-                        if _plain((text,)):
-                            plain_texts.add(text)
-                        else:
-                            plain = False
+            if cost is not None:  # the op's first row: its costs, put in place without a dict per op
+                if host_at is not None:
+                    op = ops[i]
+                    host = op.end - op.start
+                    texts[host_at] = str(host) if host.__class__ is int else _text(host)
+                made = cost_texts.get(id(cost))  # the costs repeat: training steps make the same calls
+                if made is None:
+                    made = cost_texts[id(cost)] = _cells_texts(
+                        ((flops_at, views._cost_cell(cost.flops)), (bytes_at, views._cost_cell(cost.bytes))),
+                        plain_texts,
+                    )
+                    held.append(cost)  # its id stays its own while this runs
+                placed, cells_plain = made
+                for k, text in placed:
+                    texts[k] = text
+                plain = plain and cells_plain
+                if item is not None and roofline_at:
+                    line_cells = roofline_cells.cells(device_work.roofline(i, cost))
+                    placed, cells_plain = _cells_texts([(k, line_cells[c]) for c, k in roofline_at], plain_texts)
+                    for k, text in placed:
+                        texts[k] = text
+                    plain = plain and cells_plain
         if idx_at is not None:
             texts[idx_at] = str(idx)
         if plain:
@@ -168,6 +173,28 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
         written += 1
     stream.write("".join(lines))
     return written
+
+
+def _cells_texts(cells, plain_texts: set) -> tuple:
+    """``(column position or None, value)`` of cost or roofline cells -> ([(position, text)] of those
+    shown, whether none needs escaping); ``plain_texts`` remembers the texts seen to need none ("na",
+    "-", "memory", a sol%: a few hundred texts repeat)."""
+    placed = []
+    plain = True
+    for k, value in cells:
+        if k is None:
+            continue
+        if value.__class__ is int:  # digits: nothing to quote or escape
+            placed.append((k, str(value)))
+            continue
+        text = _text(value)
+        placed.append((k, text))
+        if text not in plain_texts:
+            if _plain((text,)):
+                plain_texts.add(text)
+            else:
+                plain = False
+    return placed, plain
 
 
 def _with_device_texts(base: list, base_plain: bool, item, devices: dict, pos: dict, own: tuple) -> tuple:
