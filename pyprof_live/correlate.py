@@ -285,11 +285,19 @@ def _link_device_work(items, apis) -> None:
     if not waiting:
         return
     for a, api in enumerate(apis):  # in index order: where calls repeat an id, the last one wins
-        if api.pid in waiting:
-            for item in _carrying(waiting[api.pid], api.correlation):
-                item.launch = a
-                item.op = api.op
-                item.correlation = api.correlation  # an equal int: one object for both (28 B a kernel)
+        found = waiting.get(api.pid)
+        if found is None:
+            continue
+        # _carrying inlined (a call and a slice per launch call of a million-kernel import)
+        keys, items = found
+        correlation = api.correlation
+        k = bisect_left(keys, correlation)
+        while k < len(keys) and keys[k] == correlation:
+            item = items[k]
+            item.launch = a
+            item.op = api.op
+            item.correlation = correlation  # an equal int: one object for both (28 B a kernel)
+            k += 1
 
 
 def _by_pid(entries) -> dict:
