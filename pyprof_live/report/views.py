@@ -145,7 +145,12 @@ def kernel_order(profile) -> tuple[list, OpCosts, DeviceWork, dict]:
             cost = costs(i)
             if op.kind != COMPILED:
                 same_call[call] = cost
-        time = sum(e[2].end - e[2].start for e in work) if work else op.end - op.start
+        if not work:
+            time = op.end - op.start
+        elif len(work) == 1:  # most ops launch one kernel: no generator
+            time = work[0][2].end - work[0][2].start
+        else:
+            time = sum(e[2].end - e[2].start for e in work)
         total_time += time
         if cost.flops is None and cost.bytes is None:
             no_formula_ops += 1
@@ -156,7 +161,7 @@ def kernel_order(profile) -> tuple[list, OpCosts, DeviceWork, dict]:
         order.append((work[0][0], 0, i, work[0][2], cost))
         order.extend((key, sub, i, item, None) for sub, (key, _, item) in enumerate(work[1:], start=1))
     order.extend((key, 0, NO_LINK, item, None) for key, _, item in unattributed)
-    order.sort(key=_launch_order)  # stable: ties keep op order, unattributed work last
+    _sort_by_launch(order)
     device_work = DeviceWork(profile)
     facts = {
         "ops_without_formula": no_formula_ops,
@@ -167,6 +172,16 @@ def kernel_order(profile) -> tuple[list, OpCosts, DeviceWork, dict]:
         "notes": peak_notes(profile, device_work),
     }
     return order, costs, device_work, facts
+
+
+def _sort_by_launch(order: list) -> None:
+    """Sort ``order`` by (launch key, sub), stable: ties keep op order, unattributed work last. When no
+    two rows share a launch key (the usual case: each launch call has its own start) the key alone
+    gives that order, compared as ints, without a key tuple per row."""
+    keys = list(map(itemgetter(0), order))
+    distinct = len(set(keys)) == len(keys)
+    del keys
+    order.sort(key=itemgetter(0) if distinct else _launch_order)
 
 
 def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: DeviceWork) -> Iterator[dict]:
