@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from itertools import count, repeat
 from operator import itemgetter
 
 from ..analysis import roofline as roofline_cells
@@ -159,7 +160,9 @@ def kernel_order(profile) -> tuple[list, OpCosts, DeviceWork, dict]:
             order.append((op.start, 0, i, None, cost))
             continue
         order.append((work[0][0], 0, i, work[0][2], cost))
-        order.extend((key, sub, i, item, None) for sub, (key, _, item) in enumerate(work[1:], start=1))
+        if len(work) > 1:  # (key, sub, i, item, None) of the rest, made in C
+            rest = work[1:]
+            order.extend(zip(map(itemgetter(0), rest), count(1), repeat(i), map(itemgetter(2), rest), repeat(None)))
     order.extend((key, 0, NO_LINK, item, None) for key, _, item in unattributed)
     _sort_by_launch(order)
     device_work = DeviceWork(profile)
