@@ -34,6 +34,7 @@ from .gcpause import paused_gc
 from .records import FUSED, NO_LINK
 
 _INHERITED_FROM_PARENT = ("module", "layer", "callsite", "mod")
+_launch, _op = attrgetter("launch"), attrgetter("op")
 
 
 @dataclass(frozen=True)
@@ -65,14 +66,15 @@ def correlate(profile) -> Correlation:
     _link_backward_to_forward(ops)
     _link_apis_to_ops(records.apis, ops, order)
     _link_device_work(records.kernels + records.memops, records.apis)
-    launches = sum(1 for k in records.kernels if k.launch != NO_LINK)
+    kernels = records.kernels
+    launches = len(kernels) - list(map(_launch, kernels)).count(NO_LINK)
     replayed, tied = _link_replays_to_capture_ops(records.kernels, records.apis)
     bwd = [op for op in ops if op.dir == "bwd" and op.kind != "node" and not _accumulates_grad(op)]
     return Correlation(
         kernels=len(records.kernels),
         kernels_with_launch=launches,
-        kernels_with_op=sum(1 for k in records.kernels if k.op != NO_LINK),
-        memops_with_op=sum(1 for m in records.memops if m.op != NO_LINK),
+        kernels_with_op=len(kernels) - list(map(_op, kernels)).count(NO_LINK),
+        memops_with_op=len(records.memops) - list(map(_op, records.memops)).count(NO_LINK),
         bwd_ops=len(bwd),
         bwd_ops_with_fwd=sum(1 for op in bwd if op.fwd != NO_LINK),
         kernels_replayed=replayed,

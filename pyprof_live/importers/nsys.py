@@ -145,15 +145,26 @@ def _read(db, schema: Schema, path, progress) -> Profile:
         "path": str(path),
         "export": _export_meta(db, schema),
     }
-    launched: dict = {}  # pid -> correlation ids of its API calls (ints: no tuple per call)
-    for api in apis:
-        launched.setdefault(api.pid, set()).add(api.correlation)
-    unlaunched = sum(w.correlation not in launched.get(w.pid, ()) for rows in (kernels, memops) for w in rows)
+    unlaunched = _unlaunched(apis, kernels + memops)
     if unlaunched:
         meta["warnings"] = [unlaunched_warning(unlaunched)]
     devices = _devices(db, schema, {k.device for k in kernels} | {m.device for m in memops})
     progress(1.0, "done")
     return Profile(ops=ops, apis=apis, kernels=kernels, memops=memops, ranges=ranges, devices=devices, meta=meta)
+
+
+_pid, _correlation = attrgetter("pid"), attrgetter("correlation")
+
+
+def _unlaunched(apis: list, work: list) -> int:
+    """How many of the kernels and memcpy/memsets ``work`` no API call of their process launched."""
+    pids = set(map(_pid, apis))
+    if len(pids) == 1 and set(map(_pid, work)) <= pids:  # one process (the usual export): counted in C
+        return len(work) - sum(map(set(map(_correlation, apis)).__contains__, map(_correlation, work)))
+    launched: dict = {}  # pid -> correlation ids of its API calls (ints: no tuple per call)
+    for api in apis:
+        launched.setdefault(api.pid, set()).add(api.correlation)
+    return sum(w.correlation not in launched.get(w.pid, ()) for w in work)
 
 
 def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
