@@ -71,6 +71,22 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     roofline_at = [(c, pos[c]) for c in ("ideal", "sol%", "bound") if c in pos]
     cost_texts: dict = {}  # id of an op's cost -> its flops and bytes texts placed, plain
     held: list = []  # the costs cost_texts holds the ids of
+
+    def cost_texts_of(cost) -> tuple:
+        """The flops and bytes texts of a cost, placed, and whether plain: the costs repeat (training
+        steps make the same calls), so each cost object's are made once."""
+        made = cost_texts.get(id(cost))
+        if made is None:
+            made = cost_texts[id(cost)] = _cells_texts(
+                ((flops_at, views._cost_cell(cost.flops)), (bytes_at, views._cost_cell(cost.bytes))), plain_texts
+            )
+            held.append(cost)  # its id stays its own while this runs
+        return made
+
+    # (op content key, id of its cost) -> the line of an op that launched nothing, as 3 pieces around its
+    # idx and host, or None when it is not plain: made when both columns are shown.
+    op_lines: dict = {}
+    op_line_slots = idx_at is not None and host_at is not None
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
@@ -106,6 +122,21 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                         op_texts[key] = made
                 base, base_plain = made
             if item is None:
+                if op_line_slots and key is not None:  # an op that launched nothing: its line, idx and host put in
+                    host = ops[i].end - ops[i].start
+                    made = op_lines.get((key, id(cost)))
+                    if made is None:
+                        made = op_lines[key, id(cost)] = _op_line(
+                            base, base_plain, cost_texts_of(cost), idx_at, host_at
+                        )
+                    if made is not None and host.__class__ is int:
+                        first, second = (idx, host) if idx_at < host_at else (host, idx)
+                        lines.append(f"{made[0]}{first}{made[1]}{second}{made[2]}")
+                        if len(lines) == _BATCH:
+                            stream.write("".join(lines))
+                            lines.clear()
+                        written += 1
+                        continue
                 texts = base.copy()
                 plain = base_plain
             else:
@@ -146,14 +177,7 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                     op = ops[i]
                     host = op.end - op.start
                     texts[host_at] = str(host) if host.__class__ is int else _text(host)
-                made = cost_texts.get(id(cost))  # the costs repeat: training steps make the same calls
-                if made is None:
-                    made = cost_texts[id(cost)] = _cells_texts(
-                        ((flops_at, views._cost_cell(cost.flops)), (bytes_at, views._cost_cell(cost.bytes))),
-                        plain_texts,
-                    )
-                    held.append(cost)  # its id stays its own while this runs
-                placed, cells_plain = made
+                placed, cells_plain = cost_texts_of(cost)
                 for k, text in placed:
                     texts[k] = text
                 plain = plain and cells_plain
@@ -177,6 +201,19 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
         written += 1
     stream.write("".join(lines))
     return written
+
+
+def _op_line(base: list, base_plain: bool, cost_texts: tuple, idx_at: int, host_at: int) -> list | None:
+    """The line of an op that launched nothing (its cells ``base`` with its cost texts put in) as 3 pieces,
+    idx and host going between them in column order; None when the row is not plain."""
+    placed, cells_plain = cost_texts
+    if not (base_plain and cells_plain):
+        return None
+    fields = base.copy()
+    for k, text in placed:
+        fields[k] = text
+    fields[idx_at] = fields[host_at] = "\x00"  # never in a plain text (safe_text: a control character)
+    return ('"' + '","'.join(fields) + '"\n').split("\x00")
 
 
 def _cells_texts(cells, plain_texts: set) -> tuple:
