@@ -27,14 +27,15 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import pairwise
-from operator import attrgetter
+from itertools import islice, pairwise
+from operator import attrgetter, le
 
 from .gcpause import paused_gc
 from .records import FUSED, NO_LINK
 
 _INHERITED_FROM_PARENT = ("module", "layer", "callsite", "mod")
 _launch, _op = attrgetter("launch"), attrgetter("op")
+_start, _end = attrgetter("start"), attrgetter("end")
 
 
 @dataclass(frozen=True)
@@ -243,9 +244,12 @@ def _by_thread(ops, order, keys) -> dict:
 
 def _contain(apis, api_indices, ops, op_indices) -> None:
     """Each call of one thread belongs to the innermost op open when it started."""
-    api_indices.sort(key=lambda a: apis[a].start)
-    spans = ((ops[i].start, ops[i].end, i) for i in op_indices)
-    for a, i in zip(api_indices, innermost_open([apis[a].start for a in api_indices], spans)):
+    starts = list(map(_start, map(apis.__getitem__, api_indices)))
+    if not all(map(le, starts, islice(starts, 1, None))):  # importers give calls sorted by start already
+        api_indices.sort(key=lambda a: apis[a].start)
+        starts = list(map(_start, map(apis.__getitem__, api_indices)))
+    spans = zip(map(_start, map(ops.__getitem__, op_indices)), map(_end, map(ops.__getitem__, op_indices)), op_indices)
+    for a, i in zip(api_indices, innermost_open(starts, spans)):
         if i is not None:
             apis[a].op = i
 
