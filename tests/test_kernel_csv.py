@@ -148,3 +148,18 @@ def test_ops_alike_share_their_texts_ops_under_other_parents_do_not():
         '"2","aten::add","step > aten::add","10"\n'
         '"3","aten::add","other > aten::add","50"\n'
     )
+
+
+def test_launch_order_breaks_tied_keys_by_sub_then_op_order():
+    """Rows sorted by (launch key, sub), ties in op order: rows of two ops launched at the same ns (two
+    threads) must not come out in list order, which the sort by the key alone first gives."""
+    from pyprof_live.report.views import _sort_by_launch
+
+    # (key, sub, op, item, cost): op 1's 2nd kernel and op 2's 1st share key 5; op 3's row is earliest.
+    order = [(5, 1, 1, "a", None), (5, 0, 2, "b", None), (3, 0, 3, "c", None), (5, 0, 4, "d", None)]
+    _sort_by_launch(order)
+    # key 3 first; among key 5: sub 0 rows (ops 2 then 4, list order), then the sub 1 row.
+    assert [row[3] for row in order] == ["c", "b", "d", "a"]
+    distinct = [(7, 0, 1, "x", None), (2, 3, 2, "y", None)]
+    _sort_by_launch(distinct)
+    assert [row[3] for row in distinct] == ["y", "x"]

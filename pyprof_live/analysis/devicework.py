@@ -52,10 +52,8 @@ class DeviceWork:
             if entry.device == NO_LINK:
                 first[i] = position
                 entry.device = kernel.device
-            duration = kernel.end - kernel.start
-            entry.dev_self += duration
-            entry.kernel_self += duration
-            entry.kernel_total += duration
+            # dev_self and kernel_total start equal to kernel_self: set from it after the loop
+            entry.kernel_self += kernel.end - kernel.start
             entry.kernels_total += 1
             verdict = entry.tensor_cores
             if verdict is not True:  # combine_tensor_cores((verdict, this kernel's)): True wins, then None
@@ -65,6 +63,8 @@ class DeviceWork:
                     entry.tensor_cores = True
                 elif mine is None:
                     entry.tensor_cores = None
+        for entry in by_op.values():
+            entry.dev_self = entry.kernel_total = entry.kernel_self
         for memop in profile.records.memops:
             if memop.op != NO_LINK:
                 self._entry(memop.op).dev_self += memop.end - memop.start

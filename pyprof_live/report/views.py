@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from itertools import count, repeat
-from operator import itemgetter
+from itertools import count, islice, repeat
+from operator import eq, itemgetter
 
 from ..analysis import roofline as roofline_cells
 from ..analysis.compiled import OpCosts, fused_text, timed_parents
@@ -178,13 +178,15 @@ def kernel_order(profile) -> tuple[list, OpCosts, DeviceWork, dict]:
 
 
 def _sort_by_launch(order: list) -> None:
-    """Sort ``order`` by (launch key, sub), stable: ties keep op order, unattributed work last. When no
-    two rows share a launch key (the usual case: each launch call has its own start) the key alone
-    gives that order, compared as ints, without a key tuple per row."""
+    """Sort ``order`` by (launch key, sub), stable: ties keep op order, unattributed work last. Sorted by
+    the key alone first (ints, no key tuple per row): when no two rows share a key (the usual case: each
+    launch call has its own start) that is the order; else sorting that by (key, sub) gives it."""
+    order.sort(key=itemgetter(0))
     keys = list(map(itemgetter(0), order))
-    distinct = len(set(keys)) == len(keys)
+    tied = any(map(eq, keys, islice(keys, 1, None)))
     del keys
-    order.sort(key=itemgetter(0) if distinct else _launch_order)
+    if tied:
+        order.sort(key=_launch_order)
 
 
 def _rows_in_order(ops, order: list, columns, costs: OpCosts, device_work: DeviceWork) -> Iterator[dict]:
