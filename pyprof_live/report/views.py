@@ -43,11 +43,12 @@ def _device_work(profile):
     unattributed = []
     for items in (profile.records.kernels, profile.records.memops):
         for item in items:
-            key = apis[item.launch].start if item.launch != NO_LINK else item.start
-            entry = (key, item.start, item)
-            (by_op[item.op] if item.op != NO_LINK else unattributed).append(entry)
+            launch, op, start = item.launch, item.op, item.start
+            entry = (apis[launch].start if launch != NO_LINK else start, start, item)
+            (by_op[op] if op != NO_LINK else unattributed).append(entry)
     for entries in by_op.values():
-        entries.sort(key=_launch_order)
+        if len(entries) > 1:  # most ops launch one kernel
+            entries.sort(key=_launch_order)
     unattributed.sort(key=_launch_order)
     return by_op, unattributed
 
