@@ -86,7 +86,8 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     # (op content key, id of its cost) -> the line of an op that launched nothing, as 3 pieces around its
     # idx and host, or None when it is not plain: made when both columns are shown.
     op_lines: dict = {}
-    op_line_slots = idx_at is not None and host_at is not None
+    op_line_at = (idx_at, host_at) if idx_at is not None and host_at is not None else None
+    idx_before_host = op_line_at is not None and op_line_at[0] < op_line_at[1]
     written = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
@@ -122,15 +123,14 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                         op_texts[key] = made
                 base, base_plain = made
             if item is None:
-                if op_line_slots and key is not None:  # an op that launched nothing: its line, idx and host put in
+                # An op that launched nothing: its line, with its idx and host put in.
+                if op_line_at is not None and key is not None:
                     host = ops[i].end - ops[i].start
                     made = op_lines.get((key, id(cost)))
                     if made is None:
-                        made = op_lines[key, id(cost)] = _op_line(
-                            base, base_plain, cost_texts_of(cost), idx_at, host_at
-                        )
+                        made = op_lines[key, id(cost)] = _op_line(base, base_plain, cost_texts_of(cost), *op_line_at)
                     if made is not None and host.__class__ is int:
-                        first, second = (idx, host) if idx_at < host_at else (host, idx)
+                        first, second = (idx, host) if idx_before_host else (host, idx)
                         lines.append(f"{made[0]}{first}{made[1]}{second}{made[2]}")
                         if len(lines) == _BATCH:
                             stream.write("".join(lines))
