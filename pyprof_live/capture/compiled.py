@@ -432,10 +432,14 @@ class CompiledCapture:
             )
             for run, start, end, tid, module, frames, _, direction, own in self.graph_calls
         )
+        self.drop_calls()
+        return records
+
+    def drop_calls(self) -> None:
+        """Forget the raw calls recorded since the last build."""
         self.kernel_calls.clear()
         self.extern_calls.clear()
         self.graph_calls.clear()
-        return records
 
     def expand_fused(self, ops: list) -> None:
         """Put the records of the ops each kernel call fused right after its record in ``ops`` (the
