@@ -433,11 +433,12 @@ def test_a_second_profile_of_the_same_compiled_code_gives_the_same_rows_and_time
             assert host_self[("compiled graph", ops[i].graph)] == ops[i].end - ops[i].start - inside > 0
 
 
-def test_fused_records_are_built_on_first_use_and_a_dropped_profile_frees_without_a_collection():
-    """stop() leaves the fused ops' records to the first read of ``p.records`` (most records of a compiled
-    profile are those); each then follows its kernel call at its start. A dropped profile is freed by
-    reference counting: no reference cycle keeps its records for a garbage collection to find inside a
-    later profiled step (that collection cost ~1 ms per compiled GPT step)."""
+def test_records_are_built_on_first_use_and_a_dropped_profile_frees_without_a_collection():
+    """stop() leaves a CPU profile's records, its kernel and graph calls and the ops each kernel fused, to
+    the first read of ``p.records`` (as torch.profiler builds its events when first asked); each fused op
+    then follows its kernel call at its start. A dropped profile is freed by reference counting: no
+    reference cycle keeps its records for a garbage collection to find inside a later profiled step (that
+    collection cost ~1 ms per compiled GPT step)."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     block = torch.compile(MLPBlock(64))
@@ -446,18 +447,17 @@ def test_fused_records_are_built_on_first_use_and_a_dropped_profile_frees_withou
         for _ in range(2):
             block(x)
     built_at_stop = p.session.records.ops  # the same list, read without going through p.records
-    assert [op.kind for op in built_at_stop].count(FUSED) == 0
-    kernels = [op for op in built_at_stop if op.kind == COMPILED]
-    assert len(kernels) >= 2  # two calls of the graph, each at least one kernel
+    assert built_at_stop == []
     ops = p.records.ops
-    assert ops is built_at_stop  # expanded in place
+    assert ops is built_at_stop  # built in place
+    kernels = [op for op in ops if op.kind == COMPILED]
+    assert len(kernels) >= 2  # two calls of the graph, each at least one kernel
+    assert [op.kind for op in ops].count(GRAPH_CALL) == 2
     for k, op in enumerate(ops):
         if op.kind == COMPILED:
             following = ops[k + 1]
             assert following.kind == FUSED, op.name  # every kernel of this block fused >= 1 op
             assert (following.start, following.end, following.graph) == (op.start, op.start, op.graph)
-    calls = {(op.name, op.start) for op in ops if op.kind == COMPILED}
-    assert calls == {(op.name, op.start) for op in kernels}
     records = weakref.ref(p.records)
     collecting = gc.isenabled()
     gc.disable()
@@ -467,3 +467,41 @@ def test_fused_records_are_built_on_first_use_and_a_dropped_profile_frees_withou
     finally:
         if collecting:
             gc.enable()
+
+
+def test_a_compiled_profile_not_read_is_built_before_the_next_profile_starts(monkeypatch):
+    """Its records read the graphs' shared GraphInfo, which the next recording profile may change: the
+    next start(), of any profile, builds them first, the same records as if read at once."""
+    from pyprof_live.capture import compiled as compiled_capture
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    block = torch.compile(MLPBlock(64))
+    x = torch.randn(8, 64)
+
+    def call():
+        with torch.no_grad():
+            block(x)
+
+    def profiled():
+        with pyprof_live.profile() as p:
+            call()
+        return p
+
+    def rows(p):
+        return [(op.kind, op.name, op.dir, op.module, op.callsite, op.graph, op.inputs) for op in p.records.ops]
+
+    rows(profiled())  # compiles the block under a profile (Inductor keeps what each kernel fused)
+    expected = rows(profiled())  # read at once
+    builds: list = []
+    build = compiled_capture.CompiledCapture.build_records
+    monkeypatch.setattr(compiled_capture.CompiledCapture, "build_records", lambda *a: builds.append(1) or build(*a))
+    first = profiled()
+    assert builds == []  # stop() built nothing
+    second = pyprof_live.profile()
+    second.start()
+    assert builds == [1]  # the first profile's records, before this one's hooks went on
+    call()
+    second.stop()
+    assert rows(first) == rows(second) == expected
+    assert len(builds) == 2

@@ -171,6 +171,8 @@ class CompileEvents:
 
     def records(self, graphs) -> list[CompileRecord]:
         """The compile events so far, with Dynamo's metrics; ``graphs``: compile id -> [GraphInfo]."""
+        if not self.compiles and not self.breaks:
+            return []  # most stops: nothing compiled, Dynamo's metrics need no walk
         metrics = _metrics_since(self._since_us)
         records = []
         for trigger, compile_id, start, end, tid in self.compiles:

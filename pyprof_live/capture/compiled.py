@@ -79,7 +79,9 @@ class GraphRun:
         self.dir = "fwd"  # of the current call
         self.module = ""  # an optimizer graph: the module all the parameters it updates are in
         self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
-        self.metas: dict = {}  # call site -> (line, argument shapes, code); shapes of static graphs only
+        #: call site -> (line, argument shapes, code); shapes of static graphs only. The graph's, kept for
+        #: later profiles (a call site's line never changes, nor a static graph's shapes).
+        self.metas: dict = info.call_sites
         self.undo: list = []
 
 
@@ -244,8 +246,10 @@ class CompiledCapture:
         module = inductor.wrapper_module(compiled)
         if module is None:
             return run
-        for code in inductor.wrapper_code(module):
-            callsite.mark_internal(code)
+        if not info.wrapper_marked:
+            for code in inductor.wrapper_code(module):
+                callsite.mark_internal(code)
+            info.wrapper_marked = True
         globals_ = module.__dict__
         for kernel in {site.kernel for site in info.sites.values()} | set(info.defined):
             target = globals_.get(kernel)
@@ -432,10 +436,14 @@ class CompiledCapture:
             )
             for run, start, end, tid, module, frames, _, direction, own in self.graph_calls
         )
+        self.drop_calls()
+        return records
+
+    def drop_calls(self) -> None:
+        """Forget the raw calls recorded since the last build."""
         self.kernel_calls.clear()
         self.extern_calls.clear()
         self.graph_calls.clear()
-        return records
 
     def expand_fused(self, ops: list) -> None:
         """Put the records of the ops each kernel call fused right after its record in ``ops`` (the

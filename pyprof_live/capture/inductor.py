@@ -93,6 +93,12 @@ class GraphInfo:
     #: wrapper line -> (read, written) arguments of the kernel call there (static graphs: their shapes
     #: never change, so later profiles reuse them).
     site_args: dict = field(default_factory=dict)
+    #: The code objects of its wrapper module are marked as plumbing (callsite.mark_internal): once per
+    #: graph, not at each profile's first call (the module's globals take ~0.2 ms to walk).
+    wrapper_marked: bool = False
+    #: (id of the wrapper code calling a kernel, instruction offset) -> (wrapper line, argument shapes of a
+    #: static graph, that code): see compiled.GraphRun.
+    call_sites: dict = field(default_factory=dict)
 
 
 def graph_name(compile_id: str, backward: bool, inference: bool) -> str:

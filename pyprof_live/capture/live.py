@@ -86,9 +86,9 @@ class LiveProfile(Profile):
 
     @property
     def records(self) -> Records:
-        """The profile's records, built on first use rather than in stop(): a CPU profile's op records
-        (as torch.profiler builds its events when first asked), and the ops each Inductor kernel call
-        fused (compiled.py: most records of a compiled profile are those). See CaptureSession.complete."""
+        """The profile's records, built on first use rather than in stop(): a CPU profile's op, kernel-call and
+        graph-call records (as torch.profiler builds its events when first asked), and the ops each Inductor
+        kernel call fused (compiled.py: most records of a compiled profile are those). See CaptureSession.complete."""
         session = self.__dict__.get("session")
         if session is not None:
             session.complete()

@@ -38,6 +38,8 @@ _now = time.perf_counter_ns
 _active: list = []  # the session that is recording, if any (one per process)
 _start_lock = threading.Lock()
 _told_eager: list = []  # the eager-run warning was given (once per process)
+#: Stopped sessions whose compiled-code calls are not yet records (see CaptureSession.stop).
+_unbuilt_compiled: weakref.WeakSet = weakref.WeakSet()
 
 #: What ``profile(gpu=...)`` accepts.
 GPU_OPTIONS = ("auto", "cupti", "off")
@@ -139,6 +141,7 @@ class CaptureSession:
 
     def start(self) -> None:
         """Install every hook and start recording (unless a step schedule says to wait)."""
+        _complete_compiled()  # before this profile's hooks change the compiled graphs' state they read
         self.complete()  # the last segment's records first: the record cap counts them, numbering carries on
         with _start_lock:
             if _active:
@@ -203,21 +206,31 @@ class CaptureSession:
             self._remove_hooks()
         finally:
             gpu_capture = self._gpu.stop() if self._gpu is not None else None
-        if gpu_capture is None and not self._compiled.has_calls():
-            # Built on first read, as torch.profiler builds its events: a CPU profile of eager code
-            # holds only its raw tuples until then. GPU data and compiled-code calls are finished here,
-            # while the CUPTI buffers and the compiled graphs' state are as they were recorded.
+        if gpu_capture is None:
+            # Built on first read, as torch.profiler builds its events: a CPU profile holds only its raw
+            # tuples until then. GPU data is finished here, while the CUPTI buffers are as recorded, and
+            # so are compile events: Dynamo's metrics they read are a bounded buffer of the process's.
+            self.records.compiles.extend(self._compile_events.records(self._compiled.graph_infos))
             self._unbuilt = (hooks_after_last_op, threading.get_ident())
+            if self._compiled.has_calls():
+                # Its records read the compiled graphs' shared state (GraphInfo), which only a recording
+                # profile changes: every profile's start() builds them first (_complete_compiled).
+                _unbuilt_compiled.add(self)
         else:
             self._finalize(gpu_capture, hooks_after_last_op)
 
     def complete(self) -> None:
-        """Build what the last stop() left for the first read of the records (its op records, then the
-        records of the ops each Inductor kernel call fused); LiveProfile.records calls it, and start()."""
+        """Build what the last stop() left for the first read of the records (its op, kernel-call and
+        graph-call records, then those of the ops each Inductor kernel call fused); LiveProfile.records calls
+        it, and every profile's start() (see _complete_compiled)."""
         with self._completing:
+            _unbuilt_compiled.discard(self)
             if self._unbuilt is not None:
                 hooks_after_last_op, stop_thread = self._unbuilt
                 self._unbuilt = None
+                if self._records() is None:  # its profile is gone: nobody can read these records
+                    self._drop_raw()
+                    return
                 self._finalize(None, hooks_after_last_op, stop_thread)
             self._compiled.expand_fused(self.records.ops)
 
@@ -414,6 +427,13 @@ class CaptureSession:
 
     # -- records ---------------------------------------------------------------------------------
 
+    def _drop_raw(self) -> None:
+        self.raw_ops.clear()
+        self._resyncs.clear()
+        self.raw_functions.clear()
+        self.raw_ranges.clear()
+        self._compiled.drop_calls()
+
     @paused_gc()
     def _finalize(self, gpu_capture, hooks_after_last_op: int = 0, stop_thread: int | None = None) -> None:
         """Turn what this start/stop recorded into records, appended to earlier ones; the raw
@@ -461,10 +481,7 @@ class CaptureSession:
         records.ops.extend(ops)
         records.ranges.extend(self.raw_ranges)
         records.compiles.extend(self._compile_events.records(self._compiled.graph_infos))
-        self.raw_ops.clear()
-        self._resyncs.clear()
-        self.raw_functions.clear()
-        self.raw_ranges.clear()
+        self._drop_raw()
         if gpu_capture is not None:
             widen_thread_ids(gpu_capture, {op.tid for op in records.ops})
             for name in ("apis", "kernels", "memops"):
@@ -474,3 +491,10 @@ class CaptureSession:
             self.meta.update(gpu_capture.meta)
             if gpu_capture.incomplete:
                 self.meta["warnings"].append(f"GPU data is incomplete: {gpu_capture.incomplete}")
+
+
+def _complete_compiled() -> None:
+    """Build the records of every stopped profile whose compiled-code calls wait for a first read: they
+    read the graphs' GraphInfo (module roots, per-site caches), which the next recording profile may change."""
+    for session in list(_unbuilt_compiled):
+        session.complete()
