@@ -173,24 +173,39 @@ def _creates_copy_slices(args) -> bool:
 
 
 class _OpInfo:
-    """What the recorder needs to know of an OpOverload, computed once per overload."""
+    """What the recorder needs to know of an OpOverload: its facts, read once per process (_overload_facts),
+    and its index in this profile's ``op_infos``."""
 
     __slots__ = ("call", "index", "kind", "name", "overload", "writes_first_arg")
 
     def __init__(self, func, index: int):
         self.index = index  # what raw tuples hold instead of the OpOverload (an int is not GC-tracked)
-        self.call = _op_callable(func)  # what func(...) calls, minus OpOverload.__call__'s Python frame
-        schema = func._schema
-        self.name = schema.name
-        self.overload = func._overloadname
-        first = schema.arguments[0] if schema.arguments else None
-        self.writes_first_arg = bool(first is not None and first.alias_info is not None and first.alias_info.is_write)
-        if self.name.startswith("profiler::_record_function_enter"):
-            self.kind = "scope_enter"
-        elif self.name.startswith("profiler::_record_function_exit"):
-            self.kind = "scope_exit"
-        else:
-            self.kind = "op"
+        facts = _overload_facts.get(id(func))
+        if facts is None or facts[0] is not func:
+            facts = _overload_facts[id(func)] = (func, *_read_overload(func))
+        _, self.call, self.name, self.overload, self.writes_first_arg, self.kind = facts
+
+
+#: id(OpOverload) -> (the overload, held so its id stays its own, then what _read_overload says). Reading
+#: a schema's arguments builds a Python object per argument: 15-70 us per overload in a profiled step, paid
+#: by every profile's first call of each overload before this cache.
+_overload_facts: dict = {}
+
+
+def _read_overload(func) -> tuple:
+    """(call, name, overload name, writes_first_arg, kind) of an OpOverload."""
+    call = _op_callable(func)  # what func(...) calls, minus OpOverload.__call__'s Python frame
+    schema = func._schema
+    name = schema.name
+    first = schema.arguments[0] if schema.arguments else None
+    writes_first_arg = bool(first is not None and first.alias_info is not None and first.alias_info.is_write)
+    if name.startswith("profiler::_record_function_enter"):
+        kind = "scope_enter"
+    elif name.startswith("profiler::_record_function_exit"):
+        kind = "scope_exit"
+    else:
+        kind = "op"
+    return call, name, func._overloadname, writes_first_arg, kind
 
 
 class OpRecorder(torch_compat.TorchDispatchMode):
