@@ -88,6 +88,18 @@ def _weak(function):
     return lambda: function
 
 
+def _set_level(logger: logging.Logger, level: int) -> None:
+    """``logger.setLevel(level)``, forgetting the cached answers of ``isEnabledFor`` only where the level
+    changes them: ``logger`` and the loggers below it. ``setLevel`` clears every logger's cache (torch
+    has ~380 loggers): 150 us in a profiled step, twice per profile."""
+    logger.level = level
+    logger._cache.clear()  # type: ignore[attr-defined]  # logging's cache of isEnabledFor (3.7+)
+    below = logger.name + "."
+    for name, other in list(logger.manager.loggerDict.items()):
+        if name.startswith(below) and isinstance(other, logging.Logger):
+            other._cache.clear()  # type: ignore[attr-defined]
+
+
 class CompileEvents:
     """Dynamo's compile events for one profile; ``pause``/``resume`` take its hooks off while compiling."""
 
@@ -133,7 +145,7 @@ class CompileEvents:
                 handler.remove_end_callback(self._ended)
         if self._logger is not None:
             self._logger.removeHandler(self._handler)
-            self._logger.setLevel(self._logger_state[0])
+            _set_level(self._logger, self._logger_state[0])
             self._logger.propagate = self._logger_state[1]
             self._logger = None
 
@@ -145,7 +157,7 @@ class CompileEvents:
         self._logger, self._handler = logger, _GraphBreaks(self.breaks)
         self._logger_state = (logger.level, logger.propagate)
         if not logger.isEnabledFor(logging.DEBUG):  # off: turn it on for us only
-            logger.setLevel(logging.DEBUG)
+            _set_level(logger, logging.DEBUG)
             logger.propagate = False
         logger.addHandler(self._handler)
 
