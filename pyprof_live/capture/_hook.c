@@ -16,7 +16,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_graph_frame, *s_graph_frames, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *i_zero, *i_minus_one;
 
@@ -250,14 +250,23 @@ static int all_meta(meta_fn meta, PyObject *tensor_type, PyObject *args, PyObjec
 /* ---- call sites (callsite.capture) ---------------------------------------------------------------- */
 
 /* Up to depth user frames as (id(code), f_lasti), innermost first, from frame `start` (a new reference,
- * consumed) outwards. */
-static PyObject *walk_frames(PyFrameObject *frame, Py_ssize_t depth, PyObject *known, PyObject *is_internal) {
+ * consumed) outwards. Reaching `stop` (a compiled graph call's hook frame, pyprof_live code: plumbing), the walk
+ * would go on from its caller, where that hook's own walk went, so the rest are `stop_frames` (that walk's result,
+ * the same frames: they are suspended in the call) up to depth; stop NULL: none. */
+static PyObject *walk_frames(PyFrameObject *frame, Py_ssize_t depth, PyObject *known, PyObject *is_internal,
+                             PyObject *stop, PyObject *stop_frames) {
     PyObject *frames = PyList_New(0);
     if (frames == NULL) {
         Py_XDECREF(frame);
         return NULL;
     }
     while (frame != NULL) {
+        if ((PyObject *)frame == stop) {
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stop_frames) && PyList_GET_SIZE(frames) < depth; i++)
+                if (PyList_Append(frames, PyTuple_GET_ITEM(stop_frames, i)) < 0)
+                    goto error;
+            break;
+        }
         PyCodeObject *code = PyFrame_GetCode(frame);
         PyObject *key = PyLong_FromVoidPtr(code);
         if (key == NULL) {
@@ -362,7 +371,7 @@ static PyObject *capture(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         PyErr_SetString(PyExc_ValueError, "call stack is not deep enough");
         return NULL;
     }
-    return walk_frames(frame, depth, g_known, g_is_internal);
+    return walk_frames(frame, depth, g_known, g_is_internal, NULL, NULL);
 }
 
 /* ---- the hook ------------------------------------------------------------------------------------- */
@@ -542,7 +551,14 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         walk = !bwd;
     }
     if (walk) {
-        if ((frames = walk_frames(current_frame(), h->stack_depth, h->internal_code, h->is_internal)) == NULL)
+        PyObject *stop = PyDict_GetItemWithError(ctx_dict, s_graph_frame); /* borrowed */
+        PyObject *stop_frames = stop == NULL ? NULL : PyDict_GetItemWithError(ctx_dict, s_graph_frames);
+        if (PyErr_Occurred())
+            goto done_entry;
+        if (stop == NULL || stop == Py_None || stop_frames == NULL || !PyTuple_CheckExact(stop_frames))
+            stop = stop_frames = NULL;
+        if ((frames = walk_frames(current_frame(), h->stack_depth, h->internal_code, h->is_internal, stop,
+                                  stop_frames)) == NULL)
             goto done_entry;
     } else {
         frames = PyTuple_New(0);
@@ -912,6 +928,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
 
 PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_dict, "__dict__");
+    INTERN(s_graph_frame, "graph_frame");
+    INTERN(s_graph_frames, "graph_frames");
     INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
