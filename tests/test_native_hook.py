@@ -2,6 +2,7 @@
 types, the same OpRecords; and the Python hook when the C one cannot be imported."""
 
 import itertools
+import sys
 import time
 import warnings
 
@@ -13,6 +14,7 @@ import pyprof_live
 from pyprof_live import torch_compat
 from pyprof_live.capture import callsite, recorder
 from pyprof_live.capture import session as session_module
+from pyprof_live.capture.context import context
 from pyprof_live.capture.recorder import R_ID, R_NODE_SEQ, R_PEEK
 from pyprof_live.records import TensorMeta
 
@@ -137,6 +139,49 @@ def test_both_hooks_record_the_same_real_model(both_hooks):
 @pytest.mark.parametrize("stack_depth", [0, 1, 3])
 def test_both_hooks_agree_on_call_sites_at_any_depth(both_hooks, stack_depth):
     _assert_same(*both_hooks(_training_step, stack_depth=stack_depth))
+
+
+def _graph_call(stack_depth: int):
+    """Ops run inside a stand-in for a compiled graph call: a plumbing frame that sets what compiled.py's graph-call
+    hook sets (context.graph_call: its frame, the profile's stack depth, the call site captured there), one op called
+    from it directly and one through a user function in between; then the same with a call site captured at
+    another depth, which the C hook must not use. The C hook takes the rest of an op's call site from the graph
+    call once its walk reaches that frame; the Python hook walks every frame."""
+    a = torch.randn(3, 3)
+
+    def user_code(x):
+        return torch.mm(x, x)
+
+    def graph_call(depth):
+        outer = context.graph_call
+        context.graph_call = (sys._getframe(), depth, callsite.capture(depth))
+        try:
+            return user_code(torch.mm(a, a))
+        finally:
+            context.graph_call = outer
+
+    callsite.mark_internal(graph_call.__code__)  # pyprof_live's code, as the real hook is
+
+    def step():
+        graph_call(stack_depth)
+        graph_call(stack_depth + 1)
+
+    return step
+
+
+@needs_native
+@pytest.mark.parametrize("stack_depth", [1, 2, 4])
+def test_an_op_in_a_compiled_graph_call_has_the_call_site_a_full_walk_gives(both_hooks, stack_depth):
+    python, native = both_hooks(lambda: _graph_call(stack_depth), stack_depth=stack_depth)
+    _assert_same(python, native)
+    sites = [op.callsite for op in native[1].records.ops if op.name == "aten::mm"]
+    assert len(sites) == 4  # 2 graph calls x 2 mm
+    # The mm called from the graph-call frame: step's line, then its callers' (the fixture's, pytest's: all user
+    # code); the one in user_code: its own line, then the same ones.
+    assert sites[0][0].startswith("test_native_hook.py:") and len(sites[0]) == len(sites[1]) == stack_depth
+    assert sites[1][1:] == sites[0][: stack_depth - 1] and sites[1][0] != sites[0][0]
+    # The second graph call (a call site captured one frame deeper, unused by the C hook): same callers, next line.
+    assert sites[2][1:] == sites[0][1:] and sites[3][0] == sites[1][0]
 
 
 def _edge_cases():

@@ -16,7 +16,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_graph_frame, *s_graph_frames, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_graph_call, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *i_zero, *i_minus_one;
 
@@ -251,8 +251,8 @@ static int all_meta(meta_fn meta, PyObject *tensor_type, PyObject *args, PyObjec
 
 /* Up to depth user frames as (id(code), f_lasti), innermost first, from frame `start` (a new reference,
  * consumed) outwards. Reaching `stop` (a compiled graph call's hook frame, pyprof_live code: plumbing), the walk
- * would go on from its caller, where that hook's own walk went, so the rest are `stop_frames` (that walk's result,
- * the same frames: they are suspended in the call) up to depth; stop NULL: none. */
+ * would go on from its caller, where that hook's own walk (as deep as this one) went, so the rest are `stop_frames`
+ * (that walk's result, the same frames: they are suspended in the call) up to depth; stop NULL: none. */
 static PyObject *walk_frames(PyFrameObject *frame, Py_ssize_t depth, PyObject *known, PyObject *is_internal,
                              PyObject *stop, PyObject *stop_frames) {
     PyObject *frames = PyList_New(0);
@@ -551,12 +551,21 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         walk = !bwd;
     }
     if (walk) {
-        PyObject *stop = PyDict_GetItemWithError(ctx_dict, s_graph_frame); /* borrowed */
-        PyObject *stop_frames = stop == NULL ? NULL : PyDict_GetItemWithError(ctx_dict, s_graph_frames);
-        if (PyErr_Occurred())
+        /* context.graph_call: (frame, stack depth, call site) of the running graph call's hook, or None */
+        PyObject *call = PyDict_GetItemWithError(ctx_dict, s_graph_call); /* borrowed */
+        if (call == NULL && PyErr_Occurred())
             goto done_entry;
-        if (stop == NULL || stop == Py_None || stop_frames == NULL || !PyTuple_CheckExact(stop_frames))
-            stop = stop_frames = NULL;
+        PyObject *stop = NULL, *stop_frames = NULL;
+        if (call != NULL && PyTuple_CheckExact(call) && PyTuple_GET_SIZE(call) == 3 &&
+            PyTuple_CheckExact(PyTuple_GET_ITEM(call, 2))) {
+            Py_ssize_t depth = PyLong_AsSsize_t(PyTuple_GET_ITEM(call, 1));
+            if (depth == -1 && PyErr_Occurred())
+                goto done_entry;
+            if (depth == h->stack_depth) { /* captured as deep as this walk goes */
+                stop = PyTuple_GET_ITEM(call, 0);
+                stop_frames = PyTuple_GET_ITEM(call, 2);
+            }
+        }
         if ((frames = walk_frames(current_frame(), h->stack_depth, h->internal_code, h->is_internal, stop,
                                   stop_frames)) == NULL)
             goto done_entry;
@@ -928,8 +937,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
 
 PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_dict, "__dict__");
-    INTERN(s_graph_frame, "graph_frame");
-    INTERN(s_graph_frames, "graph_frames");
+    INTERN(s_graph_call, "graph_call");
     INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");

@@ -29,10 +29,9 @@ class ThreadContext(threading.local):
         #: ns the module, scope and Function hooks spent since the last recorded op; the op hook adds it
         #: to that op's ``overhead`` and zeroes it (so it is the profiler's time, not "other").
         self.hook_ns = 0
-        #: The running compiled graph call's frame (its hook, compiled.py) and the call site captured there:
-        #: an op inside it whose frames up to that one are all plumbing has the same call site (_hook.c).
-        self.graph_frame = None
-        self.graph_frames: tuple = ()
+        #: (frame, stack depth, call site) of the running compiled graph call's hook (compiled.py), or None: an op
+        #: inside it whose frames up to that frame are all plumbing has the call site captured there (_hook.c).
+        self.graph_call = None
 
 
 context = ThreadContext()
