@@ -1,5 +1,6 @@
 """Live capture: sequence numbers, backward -> forward, direction, modules, layers, threads, hooks."""
 
+import logging
 import re
 import sys
 import threading
@@ -769,3 +770,20 @@ def test_a_dropped_profile_frees_its_records_without_the_garbage_collector():
         gc.enable()
     with pytest.raises(pyprof_live.errors.CaptureError, match="no longer exists"):
         print(session.records)
+
+
+def test_the_graph_break_log_level_is_set_for_the_profile_and_put_back_as_setlevel_would():
+    """compile_events sets the graph-break logger's level without Logger.setLevel (which clears all of torch's
+    ~380 loggers' caches): its own cached answers, and those of a logger below it, follow each change."""
+    from pyprof_live import torch_compat
+
+    logger = torch_compat.graph_break_logger()
+    below = logging.getLogger(f"{logger.name}.test_below")
+    if logger.isEnabledFor(logging.DEBUG):
+        pytest.skip("the graph-break log is on (TORCH_LOGS): the profile leaves its level alone")
+    before = (logger.level, logger.propagate)
+    assert not logger.isEnabledFor(logging.DEBUG) and not below.isEnabledFor(logging.DEBUG)  # cached: False
+    with pyprof_live.profile():
+        assert logger.isEnabledFor(logging.DEBUG) and below.isEnabledFor(logging.DEBUG)
+    assert (logger.level, logger.propagate) == before
+    assert not logger.isEnabledFor(logging.DEBUG) and not below.isEnabledFor(logging.DEBUG)
