@@ -286,10 +286,7 @@ class CompiledCapture:
             start = _now()
             out = fn(*args)
             end = _now()
-            # _call_site's lookup inlined for a static graph's known sites: this runs per kernel call.
-            caller = _getframe(1)
-            site = metas.get((id(caller.f_code), caller.f_lasti)) if static else None
-            line, meta, _ = site or _call_site(metas, static, args)
+            line, meta, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
@@ -535,9 +532,7 @@ class _ExternCalls:
             start = _now()
             out = fn(*args, **kwargs)
             end = _now()
-            caller = _getframe(1)  # _call_site's lookup inlined for a known site: this runs per extern call
-            site = lines.get((id(caller.f_code), caller.f_lasti)) or _call_site(lines, True, ())
-            calls.append((run, site[0], start, end, _get_ident()))
+            calls.append((run, _call_site(lines, True, ())[0], start, end, _get_ident()))
             return out
 
         callsite.mark_internal(extern_call.__code__)
