@@ -88,8 +88,11 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
     op_lines: dict = {}
     op_line_at = (idx_at, host_at) if idx_at is not None and host_at is not None else None
     idx_before_host = op_line_at is not None and op_line_at[0] < op_line_at[1]
-    written = 0
+    idx = 0
     for idx, (_, sub, i, item, cost) in enumerate(order, start=1):
+        if len(lines) >= _BATCH:  # the lines made so far, written in batches
+            stream.write("".join(lines))
+            lines.clear()
         if i == NO_LINK:  # unattributed device work: rare, made as the reference makes it
             row = views._device_cells(item)
             label = (
@@ -132,10 +135,6 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                     if made is not None and host.__class__ is int:
                         first, second = (idx, host) if idx_before_host else (host, idx)
                         lines.append(f"{made[0]}{first}{made[1]}{second}{made[2]}")
-                        if len(lines) == _BATCH:
-                            stream.write("".join(lines))
-                            lines.clear()
-                        written += 1
                         continue
                 texts = base.copy()
                 plain = base_plain
@@ -162,10 +161,6 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
                         line = line.copy()
                         line[idx_slot], line[sub_slot], line[sil_slot] = str(idx), str(sub), str(sil)
                         lines.append("".join(line))
-                    if len(lines) == _BATCH:
-                        stream.write("".join(lines))
-                        lines.clear()
-                    written += 1
                     continue
                 texts = texts.copy()
                 if sil_at is not None:
@@ -191,16 +186,12 @@ def write_kernel_csv(stream, profile, columns, heads) -> int:
             texts[idx_at] = str(idx)
         if plain:
             lines.append('"' + '","'.join(texts) + '"\n')
-            if len(lines) == _BATCH:
-                stream.write("".join(lines))
-                lines.clear()
         else:
             stream.write("".join(lines))
             lines.clear()
             writer.writerow(printable_cells(texts))  # quotes doubled by the csv module
-        written += 1
     stream.write("".join(lines))
-    return written
+    return idx  # one row per entry of the launch order
 
 
 def _op_line(base: list, base_plain: bool, cost_texts: tuple, idx_at: int, host_at: int) -> list | None:
