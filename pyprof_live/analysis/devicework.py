@@ -40,31 +40,26 @@ class DeviceWork:
         # Each op's own work first, then charged up its parent chain once per op, not once per kernel.
         first: dict[int, int] = {}  # op -> position of the first kernel of its own or its callees'
         by_op = self.by_op
-        verdicts: dict = {}  # kernel name -> uses_tensor_cores(name), without a call per kernel
+        names: dict[int, set] = {}  # op -> names of its own kernels, their verdicts combined once per op
         for position, kernel in enumerate(profile.records.kernels):
             i = kernel.op
             if i == NO_LINK:
                 continue
-            # Inline, no method call per kernel: a million kernels of a big import.
+            # _entry inlined, no method call per kernel: a million kernels of a big import.
             entry = by_op.get(i)
             if entry is None:
                 entry = by_op[i] = OpDevice()
+                names[i] = set()
             if entry.device == NO_LINK:
                 first[i] = position
                 entry.device = kernel.device
             # dev_self and kernel_total start equal to kernel_self: set from it after the loop
             entry.kernel_self += kernel.end - kernel.start
             entry.kernels_total += 1
-            verdict = entry.tensor_cores
-            if verdict is not True:  # combine_tensor_cores((verdict, this kernel's)): True wins, then None
-                name = kernel.name
-                mine = verdicts[name] if name in verdicts else verdicts.setdefault(name, uses_tensor_cores(name))
-                if mine is True:
-                    entry.tensor_cores = True
-                elif mine is None:
-                    entry.tensor_cores = None
-        for entry in by_op.values():
+            names[i].add(kernel.name)
+        for i, entry in by_op.items():
             entry.dev_self = entry.kernel_total = entry.kernel_self
+            entry.tensor_cores = combine_tensor_cores(map(uses_tensor_cores, names[i]))
         for memop in profile.records.memops:
             if memop.op != NO_LINK:
                 self._entry(memop.op).dev_self += memop.end - memop.start
