@@ -18,7 +18,8 @@
 
 static PyObject *s_graph_call, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
-    *i_zero, *i_minus_one;
+    *s_name, *s_get, *s_variable, *s_recompute, *s_accumulate_grad, *s_reentrant_checkpoint, *i_zero, *i_minus_one,
+    *i_no_sequence;
 
 typedef struct {
     PyObject_HEAD
@@ -31,7 +32,8 @@ typedef struct {
     PyObject *scope;               /* (info, func, args, kwargs, hook_in) -> out */
     PyObject *hit_cap;             /* () */
     PyObject *next_id, *peek_seq, *graph_task, *grad_enabled;
-    PyObject *backward_facts;      /* (ctx, param_names) -> (dir, node, node_seq, param) */
+    PyObject *current_node;        /* () -> the autograd Node running on this thread, or None */
+    PyObject *node_seq;            /* node -> its sequence number */
     PyObject *param_names;
     PyObject *creates_copy_slices; /* args -> bool */
     PyObject *context;
@@ -429,6 +431,69 @@ static PyObject *ctx_get(PyObject *ctx, PyObject *dict, PyObject *name) {
     return PyErr_Occurred() ? NULL : PyObject_GetAttr(ctx, name);
 }
 
+/* recorder.backward_facts in C, the same values without a Python frame per backward op: (direction, node name,
+ * node sequence number, parameter name) inside autograd's engine, as new references; -1 with an error set. */
+static int backward_facts(Hook *h, PyObject *ctx, PyObject *ctx_dict, PyObject **direction, PyObject **node,
+                          PyObject **node_seq, PyObject **param) {
+    PyObject *current = PyObject_CallNoArgs(h->current_node);
+    if (current == NULL)
+        return -1;
+    if (current == Py_None) {
+        Py_DECREF(current);
+        *direction = Py_NewRef(s_bwd);
+        *node = Py_NewRef(s_empty);
+        *node_seq = Py_NewRef(i_minus_one);
+        *param = Py_NewRef(Py_None);
+        return 0;
+    }
+    PyObject *name = PyObject_CallMethodNoArgs(current, s_name);
+    PyObject *seq = name == NULL ? NULL : PyObject_CallOneArg(h->node_seq, current);
+    PyObject *found = Py_NewRef(Py_None), *recompute = NULL;
+    int none = seq == NULL ? -1 : PyObject_RichCompareBool(seq, i_no_sequence, Py_EQ);
+    if (none < 0)
+        goto error;
+    if (none) { /* AccumulateGrad and other nodes without a number: -1, and an AccumulateGrad's parameter */
+        Py_SETREF(seq, Py_NewRef(i_minus_one));
+        int accumulate = str_eq(name, s_accumulate_grad);
+        if (accumulate < 0)
+            goto error;
+        if (accumulate) {
+            PyObject *variable = PyObject_GetAttr(current, s_variable);
+            PyObject *key = variable == NULL ? NULL : PyLong_FromVoidPtr(variable);
+            Py_XDECREF(variable);
+            if (key == NULL)
+                goto error;
+            PyObject *value = PyObject_CallMethodOneArg(h->param_names, s_get, key); /* param_names.get(id(...)) */
+            Py_DECREF(key);
+            if (value == NULL)
+                goto error;
+            Py_SETREF(found, value);
+        }
+    }
+    /* reentrant checkpointing re-runs forward inside its Function's backward node */
+    if ((recompute = ctx_get(ctx, ctx_dict, s_recompute)) == NULL)
+        goto error;
+    int again = PyObject_IsTrue(recompute);
+    if (again == 0)
+        again = str_eq(name, s_reentrant_checkpoint);
+    if (again < 0)
+        goto error;
+    Py_DECREF(recompute);
+    Py_DECREF(current);
+    *direction = Py_NewRef(again ? s_recompute : s_bwd);
+    *node = name;
+    *node_seq = seq;
+    *param = found;
+    return 0;
+error:
+    Py_DECREF(current);
+    Py_XDECREF(name);
+    Py_XDECREF(seq);
+    Py_DECREF(found);
+    Py_XDECREF(recompute);
+    return -1;
+}
+
 static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *kwargs) {
     PyObject *hook_in = now_ns(h->clock);
     if (hook_in == NULL)
@@ -528,20 +593,8 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         node = Py_NewRef(s_empty);
         node_seq = Py_NewRef(i_minus_one);
         param = Py_NewRef(Py_None);
-    } else {
-        PyObject *facts = PyObject_CallFunctionObjArgs(h->backward_facts, ctx, h->param_names, NULL);
-        if (facts == NULL)
-            goto done_entry;
-        if (!PyTuple_Check(facts) || PyTuple_GET_SIZE(facts) != 4) {
-            Py_DECREF(facts);
-            PyErr_SetString(PyExc_TypeError, "backward_facts must return 4 values");
-            goto done_entry;
-        }
-        direction = Py_NewRef(PyTuple_GET_ITEM(facts, 0));
-        node = Py_NewRef(PyTuple_GET_ITEM(facts, 1));
-        node_seq = Py_NewRef(PyTuple_GET_ITEM(facts, 2));
-        param = Py_NewRef(PyTuple_GET_ITEM(facts, 3));
-        Py_DECREF(facts);
+    } else if (backward_facts(h, ctx, ctx_dict, &direction, &node, &node_seq, &param) < 0) {
+        goto done_entry;
     }
     int walk = 0;
     if (h->stack_depth) {
@@ -642,15 +695,15 @@ static PyObject *hook_vectorcall(PyObject *self, PyObject *const *args, size_t n
 
 static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
     static char *names[] = {"raw", "max_ops", "stack_depth", "new_info", "scope", "hit_cap", "next_id",
-                            "peek_seq", "graph_task", "grad_enabled", "backward_facts", "param_names",
+                            "peek_seq", "graph_task", "grad_enabled", "current_node", "node_seq", "param_names",
                             "creates_copy_slices", "context", "tensor_type", "internal_code", "is_internal",
                             NULL};
-    PyObject *raw, *new_info, *scope, *hit_cap, *next_id, *peek_seq, *graph_task, *grad_enabled, *backward_facts,
+    PyObject *raw, *new_info, *scope, *hit_cap, *next_id, *peek_seq, *graph_task, *grad_enabled, *current_node, *node_seq,
         *param_names, *creates_copy_slices, *context, *tensor_type, *internal_code, *is_internal;
     Py_ssize_t max_ops, stack_depth;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "$O!nnOOOOOOOOOOOOO!O", names, &PyList_Type, &raw, &max_ops,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$O!nnOOOOOOOOOOOOOO!O", names, &PyList_Type, &raw, &max_ops,
                                      &stack_depth, &new_info, &scope, &hit_cap, &next_id, &peek_seq, &graph_task,
-                                     &grad_enabled, &backward_facts, &param_names, &creates_copy_slices, &context,
+                                     &grad_enabled, &current_node, &node_seq, &param_names, &creates_copy_slices, &context,
                                      &tensor_type, &PyDict_Type, &internal_code, &is_internal))
         return -1;
     if (!PyType_Check(tensor_type)) {
@@ -680,7 +733,8 @@ static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
     Py_XSETREF(h->peek_seq, Py_NewRef(peek_seq));
     Py_XSETREF(h->graph_task, Py_NewRef(graph_task));
     Py_XSETREF(h->grad_enabled, Py_NewRef(grad_enabled));
-    Py_XSETREF(h->backward_facts, Py_NewRef(backward_facts));
+    Py_XSETREF(h->current_node, Py_NewRef(current_node));
+    Py_XSETREF(h->node_seq, Py_NewRef(node_seq));
     Py_XSETREF(h->param_names, Py_NewRef(param_names));
     Py_XSETREF(h->creates_copy_slices, Py_NewRef(creates_copy_slices));
     Py_XSETREF(h->context, Py_NewRef(context));
@@ -708,7 +762,8 @@ static int hook_traverse(Hook *h, visitproc visit, void *arg) {
     Py_VISIT(h->peek_seq);
     Py_VISIT(h->graph_task);
     Py_VISIT(h->grad_enabled);
-    Py_VISIT(h->backward_facts);
+    Py_VISIT(h->current_node);
+    Py_VISIT(h->node_seq);
     Py_VISIT(h->param_names);
     Py_VISIT(h->creates_copy_slices);
     Py_VISIT(h->context);
@@ -729,7 +784,8 @@ static int hook_clear(Hook *h) {
     Py_CLEAR(h->peek_seq);
     Py_CLEAR(h->graph_task);
     Py_CLEAR(h->grad_enabled);
-    Py_CLEAR(h->backward_facts);
+    Py_CLEAR(h->current_node);
+    Py_CLEAR(h->node_seq);
     Py_CLEAR(h->param_names);
     Py_CLEAR(h->creates_copy_slices);
     Py_CLEAR(h->context);
@@ -956,7 +1012,15 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_undecided, "");
     INTERN(s_empty, "");
     INTERN(s_nested, "nested tensor ");
-    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL)
+    /* recorder.py's names for these: _ACCUMULATE_GRAD, _REENTRANT_CHECKPOINT, NO_SEQUENCE */
+    INTERN(s_accumulate_grad, "torch::autograd::AccumulateGrad");
+    INTERN(s_reentrant_checkpoint, "CheckpointFunctionBackward");
+    INTERN(s_name, "name");
+    INTERN(s_get, "get");
+    INTERN(s_variable, "variable");
+    INTERN(s_recompute, "recompute");
+    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL ||
+        (i_no_sequence = PyLong_FromUnsignedLongLong(~0ULL)) == NULL)
         return NULL;
     if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0)
         return NULL;
