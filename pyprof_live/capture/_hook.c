@@ -16,7 +16,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_graph_call, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_graph_call, *s_extern_site, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *s_name, *s_get, *s_variable, *s_recompute, *s_accumulate_grad, *s_reentrant_checkpoint, *i_zero, *i_minus_one,
     *i_no_sequence;
@@ -28,6 +28,7 @@ typedef struct {
     Py_ssize_t max_ops;
     Py_ssize_t stack_depth;
     PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg, call) */
+    PyObject *site_meta;           /* (extern call site's serial, op index) -> (args_meta, kwargs_meta, out_meta) */
     PyObject *new_info;            /* func -> _OpInfo (recorder.py, shared with the Python path) */
     PyObject *scope;               /* (info, func, args, kwargs, hook_in) -> out */
     PyObject *hit_cap;             /* () */
@@ -503,7 +504,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     PyObject *module = NULL, *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL;
     PyObject *node = NULL, *node_seq = NULL, *param = NULL, *frames = NULL, *args_meta = NULL,
              *kwargs_meta = NULL, *out_meta = NULL, *tid = NULL, *view_inplace = NULL, *layers = NULL,
-             *hook_out = NULL, *ctx_dict = NULL;
+             *hook_out = NULL, *ctx_dict = NULL, *site_key = NULL;
     PyObject *ctx = h->context;
 
     PyObject *entry = op_info(h, func);
@@ -625,14 +626,41 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     } else {
         frames = PyTuple_New(0);
     }
-    if (all_meta(tensor_meta, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta, &out_meta) <
-        0) {
-        if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) /* a tensor without sizes (nested): describe it */
+    /* context.extern_site: the first op of an extern kernel call of a static compiled graph has the shapes it had at
+     * that call site's first call (the graph's sizes are all constants: compiled.py), read once per profile. */
+    PyObject *site = PyDict_GetItemWithError(ctx_dict, s_extern_site); /* borrowed */
+    if (site == NULL && PyErr_Occurred())
+        goto done_entry;
+    if (site != NULL && site != Py_None) {
+        if ((site_key = PyTuple_Pack(2, site, PyTuple_GET_ITEM(entry, 1))) == NULL ||
+            PyDict_SetItem(ctx_dict, s_extern_site, Py_None) < 0) /* later ops of the call: read as usual */
             goto done_entry;
-        PyErr_Clear();
-        if (all_meta(described, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
-                     &out_meta) < 0)
+        PyObject *known = PyDict_GetItemWithError(h->site_meta, site_key); /* borrowed */
+        if (known == NULL && PyErr_Occurred())
             goto done_entry;
+        if (known != NULL) {
+            args_meta = Py_NewRef(PyTuple_GET_ITEM(known, 0));
+            kwargs_meta = Py_NewRef(PyTuple_GET_ITEM(known, 1));
+            out_meta = Py_NewRef(PyTuple_GET_ITEM(known, 2));
+        }
+    }
+    if (args_meta == NULL) {
+        if (all_meta(tensor_meta, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
+                     &out_meta) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) /* a tensor without sizes (nested): describe it */
+                goto done_entry;
+            PyErr_Clear();
+            if (all_meta(described, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
+                         &out_meta) < 0)
+                goto done_entry;
+        }
+        if (site_key != NULL) {
+            PyObject *metas = PyTuple_Pack(3, args_meta, kwargs_meta, out_meta);
+            int stored = metas == NULL ? -1 : PyDict_SetItem(h->site_meta, site_key, metas);
+            Py_XDECREF(metas);
+            if (stored < 0)
+                goto done_entry;
+        }
     }
     unsigned long ident = PyThread_get_thread_ident();
     if ((tid = PyLong_FromUnsignedLong(ident)) == NULL)
@@ -681,6 +709,7 @@ done:
     Py_XDECREF(layers);
     Py_XDECREF(hook_out);
     Py_XDECREF(ctx_dict);
+    Py_XDECREF(site_key);
     return result;
 }
 
@@ -723,6 +752,10 @@ static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
     if (infos == NULL)
         return -1;
     Py_XSETREF(h->infos, infos);
+    PyObject *site_meta = PyDict_New();
+    if (site_meta == NULL)
+        return -1;
+    Py_XSETREF(h->site_meta, site_meta);
     Py_XSETREF(h->raw, Py_NewRef(raw));
     h->max_ops = max_ops;
     h->stack_depth = stack_depth;
@@ -755,6 +788,7 @@ static PyObject *hook_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 static int hook_traverse(Hook *h, visitproc visit, void *arg) {
     Py_VISIT(h->raw);
     Py_VISIT(h->infos);
+    Py_VISIT(h->site_meta);
     Py_VISIT(h->new_info);
     Py_VISIT(h->scope);
     Py_VISIT(h->hit_cap);
@@ -777,6 +811,7 @@ static int hook_traverse(Hook *h, visitproc visit, void *arg) {
 static int hook_clear(Hook *h) {
     Py_CLEAR(h->raw);
     Py_CLEAR(h->infos);
+    Py_CLEAR(h->site_meta);
     Py_CLEAR(h->new_info);
     Py_CLEAR(h->scope);
     Py_CLEAR(h->hit_cap);
@@ -994,6 +1029,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
 PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_dict, "__dict__");
     INTERN(s_graph_call, "graph_call");
+    INTERN(s_extern_site, "extern_site");
     INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");

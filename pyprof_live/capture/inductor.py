@@ -97,7 +97,7 @@ class GraphInfo:
     #: graph, not at each profile's first call (the module's globals take ~0.2 ms to walk).
     wrapper_marked: bool = False
     #: (id of the wrapper code calling a kernel, instruction offset) -> (wrapper line, argument shapes of a
-    #: static graph, that code): see compiled.GraphRun.
+    #: static graph, that code, the site's serial number): see compiled.GraphRun.
     call_sites: dict = field(default_factory=dict)
 
 
@@ -132,17 +132,19 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
         if op is not None:
             info.fallbacks.setdefault(op, []).append(info.sites[line])
     info.symbols = _input_symbols(gm) if gm is not None else ()
-    info.dynamic = (
-        gm is None
-        or bool(info.symbols)
-        or any(
-            not isinstance(d, int)
-            for node in gm.graph.nodes
-            if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor)
-            for d in node.meta["val"].shape
-        )
-    )
+    info.dynamic = gm is None or bool(info.symbols) or _symbolic_sizes(gm)
     return info
+
+
+def _symbolic_sizes(gm) -> bool:
+    """Does a tensor of the graph have a size that is a symbol: an input's (dynamic shapes) or a node's
+    (data-dependent sizes, ``nonzero``)? Then its calls' argument shapes can change between calls."""
+    for node in gm.graph.nodes:
+        value = node.meta.get("val")
+        for tensor in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(tensor, torch.Tensor) and not all(isinstance(d, int) for d in tensor.shape):
+                return True
+    return False
 
 
 def _input_symbols(gm) -> tuple:
