@@ -665,11 +665,10 @@ def _resolve_roots(info, session) -> dict:
     known = _roots.get(frame_id)
     if info.backward:
         return known or {}
-    wanted = {inductor.split_source(site_op.module)[0] for site in info.sites.values() for site_op in site.fused}
-    wanted.add(_SELF)
-    wanted.discard("")
-    if not wanted:
-        return known or {}
+    wanted = info.root_sources
+    if wanted is None:  # once per graph: a compiled optimizer step's graph fuses ~800 nodes (~100 us)
+        sources = {inductor.split_source(site_op.module)[0] for site in info.sites.values() for site_op in site.fused}
+        wanted = info.root_sources = frozenset((sources | {_SELF}) - {""})
     frame = _user_frame()
     if frame is None:
         return known or {}

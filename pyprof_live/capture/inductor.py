@@ -77,6 +77,8 @@ class GraphInfo:
     defined: tuple = ()
     #: Dynamo sources of the roots the module paths start from ("L['self']") -> our path ("MLP").
     roots: dict = field(default_factory=dict)
+    #: Those sources, found among the fused nodes' modules (None: not looked for yet).
+    root_sources: frozenset | None = None
     provenance: bool = True  # False: compiled without Inductor's provenance (before the profile)
     dynamic: bool = False  # sizes are symbols: argument shapes change between calls
     #: Ops Inductor left to ATen (``torch.ops.aten.X.default(...)``): (name, overload) -> their call
