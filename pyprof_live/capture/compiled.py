@@ -288,7 +288,7 @@ class CompiledCapture:
             start = _now()
             out = fn(*args)
             end = _now()
-            line, meta = _call_site(metas, static, args)[:2]
+            line, meta, _, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
@@ -322,7 +322,7 @@ class CompiledCapture:
                 finally:
                     gpu.pop()
             end = _now()
-            line, meta = _call_site(metas, static, args)[:2]
+            line, meta, _, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
