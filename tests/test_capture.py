@@ -4,6 +4,7 @@ import logging
 import re
 import sys
 import threading
+import time
 import warnings
 
 import nvtx
@@ -774,11 +775,14 @@ def test_a_dropped_profile_frees_its_records_without_the_garbage_collector():
 
 def test_the_graph_break_log_level_is_set_for_the_profile_and_put_back_as_setlevel_would():
     """compile_events sets the graph-break logger's level without Logger.setLevel (which clears all of torch's
-    ~380 loggers' caches): its own cached answers, and those of a logger below it, follow each change."""
+    ~380 loggers' caches): its own cached answers, and those of a logger below it, follow each change, also
+    for a logger made after an earlier profile looked for the ones below (they are looked for again)."""
     from pyprof_live import torch_compat
 
     logger = torch_compat.graph_break_logger()
-    below = logging.getLogger(f"{logger.name}.test_below")
+    with pyprof_live.profile():
+        pass
+    below = logging.getLogger(f"{logger.name}.test_below_{time.perf_counter_ns()}")  # a new name at each run
     if logger.isEnabledFor(logging.DEBUG):
         pytest.skip("the graph-break log is on (TORCH_LOGS): the profile leaves its level alone")
     before = (logger.level, logger.propagate)

@@ -379,6 +379,24 @@ def test_a_dynamic_graph_gives_each_call_its_own_flops():
     assert [costs(i).flops for i in calls] == [23 * 32, 23 * 64]
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_an_extern_calls_op_has_the_shapes_of_its_own_call(dynamic):
+    """The C op hook reads the shapes of an extern call's op once per call site in a graph whose sizes are all
+    constants; a dynamic graph's change from call to call, and so do the op's rows."""
+    torch._dynamo.reset()
+    w = torch.randn(4, 3)
+    f = torch.compile(lambda x: (x @ w).relu(), dynamic=dynamic)
+    rows = [8, 8, 16, 16] if dynamic else [8, 8]
+    with pyprof_live.profile() as p:
+        for n in rows:
+            f(torch.randn(n, 4))
+    mms = [op for op in p.records.ops if op.name == "aten::mm"]
+    # extern_kernels.mm(x, w, out=buf): x (n, 4) @ w (4, 3) into buf (n, 3)
+    assert [[arg.shape for arg in op.inputs] + [out.shape for out in op.outputs] for op in mms] == [
+        [(n, 4), (4, 3), (n, 3), (n, 3)] for n in rows
+    ]
+
+
 def _kernel_rows(p) -> list:
     """What each kernel call's row and its fused ops say, in call order (times left out)."""
     ops = p.records.ops

@@ -9,6 +9,7 @@ import warnings
 import pytest
 import torch
 import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
 
 import pyprof_live
 from pyprof_live import torch_compat
@@ -40,7 +41,7 @@ def both_hooks(monkeypatch):
 
     def run(native: bool, fn, **options):
         assert recorder.use_native(native) is native
-        for module in ("recorder", "modules", "functions"):
+        for module in ("recorder", "modules", "functions", "session"):
             monkeypatch.setattr(f"pyprof_live.capture.{module}._now", itertools.count(10**6).__next__)
         with pyprof_live.profile(**options) as p:
             fn()
@@ -117,6 +118,28 @@ def test_both_hooks_record_the_same_training_step(both_hooks):
     cat = next(op for op in ops if op.name == "aten::cat")
     assert cat.inputs == ((TensorMeta((5, 4), "float32"), TensorMeta((5, 4), "float32")), 1)
     assert {"aten::stack", "aten::add_", "aten::addmm"} <= {op.name for op in ops}
+
+
+@needs_native
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_both_hooks_record_the_same_checkpointed_backward(both_hooks, reentrant):
+    """Backward facts (node, its number, an AccumulateGrad's parameter, recompute) as the Python hook has them."""
+
+    def make():
+        torch.manual_seed(0)
+        layer = nn.Linear(4, 4)
+        x = torch.randn(3, 4, requires_grad=True)
+        return lambda: checkpoint(lambda a: layer(a).relu(), x, use_reentrant=reentrant).sum().backward()
+
+    python, native = both_hooks(make)
+    _assert_same(python, native)
+    ops = native[1].records.ops
+    # recomputed forward: linear (t, addmm) and relu run again inside backward
+    recomputed = [op.name for op in ops if op.dir == "recompute" and op.name != "aten::detach"]
+    assert recomputed == ["aten::t", "aten::addmm", "aten::relu"]
+    # AccumulateGrad's detach of each gradient names its parameter ("": x is no parameter)
+    params = {op.param for op in ops if op.node == "torch::autograd::AccumulateGrad"}
+    assert params == {"", "Linear.weight", "Linear.bias"}
 
 
 @needs_native

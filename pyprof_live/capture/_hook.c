@@ -16,9 +16,10 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_graph_call, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_graph_call, *s_extern_site, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
-    *i_zero, *i_minus_one;
+    *s_name, *s_get, *s_variable, *s_recompute, *s_accumulate_grad, *s_reentrant_checkpoint, *i_zero, *i_minus_one,
+    *i_no_sequence;
 
 typedef struct {
     PyObject_HEAD
@@ -27,11 +28,13 @@ typedef struct {
     Py_ssize_t max_ops;
     Py_ssize_t stack_depth;
     PyObject *infos;               /* id(func) -> (info, index, is_op, writes_first_arg, call) */
+    PyObject *site_meta;           /* (extern call site's serial, op index) -> (args_meta, kwargs_meta, out_meta) */
     PyObject *new_info;            /* func -> _OpInfo (recorder.py, shared with the Python path) */
     PyObject *scope;               /* (info, func, args, kwargs, hook_in) -> out */
     PyObject *hit_cap;             /* () */
     PyObject *next_id, *peek_seq, *graph_task, *grad_enabled;
-    PyObject *backward_facts;      /* (ctx, param_names) -> (dir, node, node_seq, param) */
+    PyObject *current_node;        /* () -> the autograd Node running on this thread, or None */
+    PyObject *node_seq;            /* node -> its sequence number */
     PyObject *param_names;
     PyObject *creates_copy_slices; /* args -> bool */
     PyObject *context;
@@ -429,6 +432,69 @@ static PyObject *ctx_get(PyObject *ctx, PyObject *dict, PyObject *name) {
     return PyErr_Occurred() ? NULL : PyObject_GetAttr(ctx, name);
 }
 
+/* recorder.backward_facts in C, the same values without a Python frame per backward op: (direction, node name,
+ * node sequence number, parameter name) inside autograd's engine, as new references; -1 with an error set. */
+static int backward_facts(Hook *h, PyObject *ctx, PyObject *ctx_dict, PyObject **direction, PyObject **node,
+                          PyObject **node_seq, PyObject **param) {
+    PyObject *current = PyObject_CallNoArgs(h->current_node);
+    if (current == NULL)
+        return -1;
+    if (current == Py_None) {
+        Py_DECREF(current);
+        *direction = Py_NewRef(s_bwd);
+        *node = Py_NewRef(s_empty);
+        *node_seq = Py_NewRef(i_minus_one);
+        *param = Py_NewRef(Py_None);
+        return 0;
+    }
+    PyObject *name = PyObject_CallMethodNoArgs(current, s_name);
+    PyObject *seq = name == NULL ? NULL : PyObject_CallOneArg(h->node_seq, current);
+    PyObject *found = Py_NewRef(Py_None), *recompute = NULL;
+    int none = seq == NULL ? -1 : PyObject_RichCompareBool(seq, i_no_sequence, Py_EQ);
+    if (none < 0)
+        goto error;
+    if (none) { /* AccumulateGrad and other nodes without a number: -1, and an AccumulateGrad's parameter */
+        Py_SETREF(seq, Py_NewRef(i_minus_one));
+        int accumulate = str_eq(name, s_accumulate_grad);
+        if (accumulate < 0)
+            goto error;
+        if (accumulate) {
+            PyObject *variable = PyObject_GetAttr(current, s_variable);
+            PyObject *key = variable == NULL ? NULL : PyLong_FromVoidPtr(variable);
+            Py_XDECREF(variable);
+            if (key == NULL)
+                goto error;
+            PyObject *value = PyObject_CallMethodOneArg(h->param_names, s_get, key); /* param_names.get(id(...)) */
+            Py_DECREF(key);
+            if (value == NULL)
+                goto error;
+            Py_SETREF(found, value);
+        }
+    }
+    /* reentrant checkpointing re-runs forward inside its Function's backward node */
+    if ((recompute = ctx_get(ctx, ctx_dict, s_recompute)) == NULL)
+        goto error;
+    int again = PyObject_IsTrue(recompute);
+    if (again == 0)
+        again = str_eq(name, s_reentrant_checkpoint);
+    if (again < 0)
+        goto error;
+    Py_DECREF(recompute);
+    Py_DECREF(current);
+    *direction = Py_NewRef(again ? s_recompute : s_bwd);
+    *node = name;
+    *node_seq = seq;
+    *param = found;
+    return 0;
+error:
+    Py_DECREF(current);
+    Py_XDECREF(name);
+    Py_XDECREF(seq);
+    Py_DECREF(found);
+    Py_XDECREF(recompute);
+    return -1;
+}
+
 static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *kwargs) {
     PyObject *hook_in = now_ns(h->clock);
     if (hook_in == NULL)
@@ -438,7 +504,7 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     PyObject *module = NULL, *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL;
     PyObject *node = NULL, *node_seq = NULL, *param = NULL, *frames = NULL, *args_meta = NULL,
              *kwargs_meta = NULL, *out_meta = NULL, *tid = NULL, *view_inplace = NULL, *layers = NULL,
-             *hook_out = NULL, *ctx_dict = NULL;
+             *hook_out = NULL, *ctx_dict = NULL, *site_key = NULL;
     PyObject *ctx = h->context;
 
     PyObject *entry = op_info(h, func);
@@ -528,20 +594,8 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
         node = Py_NewRef(s_empty);
         node_seq = Py_NewRef(i_minus_one);
         param = Py_NewRef(Py_None);
-    } else {
-        PyObject *facts = PyObject_CallFunctionObjArgs(h->backward_facts, ctx, h->param_names, NULL);
-        if (facts == NULL)
-            goto done_entry;
-        if (!PyTuple_Check(facts) || PyTuple_GET_SIZE(facts) != 4) {
-            Py_DECREF(facts);
-            PyErr_SetString(PyExc_TypeError, "backward_facts must return 4 values");
-            goto done_entry;
-        }
-        direction = Py_NewRef(PyTuple_GET_ITEM(facts, 0));
-        node = Py_NewRef(PyTuple_GET_ITEM(facts, 1));
-        node_seq = Py_NewRef(PyTuple_GET_ITEM(facts, 2));
-        param = Py_NewRef(PyTuple_GET_ITEM(facts, 3));
-        Py_DECREF(facts);
+    } else if (backward_facts(h, ctx, ctx_dict, &direction, &node, &node_seq, &param) < 0) {
+        goto done_entry;
     }
     int walk = 0;
     if (h->stack_depth) {
@@ -572,14 +626,41 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     } else {
         frames = PyTuple_New(0);
     }
-    if (all_meta(tensor_meta, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta, &out_meta) <
-        0) {
-        if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) /* a tensor without sizes (nested): describe it */
+    /* context.extern_site: the first op of an extern kernel call of a static compiled graph has the shapes it had at
+     * that call site's first call (the graph's sizes are all constants: compiled.py), read once per profile. */
+    PyObject *site = PyDict_GetItemWithError(ctx_dict, s_extern_site); /* borrowed */
+    if (site == NULL && PyErr_Occurred())
+        goto done_entry;
+    if (site != NULL && site != Py_None) {
+        if ((site_key = PyTuple_Pack(2, site, PyTuple_GET_ITEM(entry, 1))) == NULL ||
+            PyDict_SetItem(ctx_dict, s_extern_site, Py_None) < 0) /* later ops of the call: read as usual */
             goto done_entry;
-        PyErr_Clear();
-        if (all_meta(described, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
-                     &out_meta) < 0)
+        PyObject *known = PyDict_GetItemWithError(h->site_meta, site_key); /* borrowed */
+        if (known == NULL && PyErr_Occurred())
             goto done_entry;
+        if (known != NULL) {
+            args_meta = Py_NewRef(PyTuple_GET_ITEM(known, 0));
+            kwargs_meta = Py_NewRef(PyTuple_GET_ITEM(known, 1));
+            out_meta = Py_NewRef(PyTuple_GET_ITEM(known, 2));
+        }
+    }
+    if (args_meta == NULL) {
+        if (all_meta(tensor_meta, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
+                     &out_meta) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) /* a tensor without sizes (nested): describe it */
+                goto done_entry;
+            PyErr_Clear();
+            if (all_meta(described, h->tensor_type, targs, kwargs, has_kwargs, out, &args_meta, &kwargs_meta,
+                         &out_meta) < 0)
+                goto done_entry;
+        }
+        if (site_key != NULL) {
+            PyObject *metas = PyTuple_Pack(3, args_meta, kwargs_meta, out_meta);
+            int stored = metas == NULL ? -1 : PyDict_SetItem(h->site_meta, site_key, metas);
+            Py_XDECREF(metas);
+            if (stored < 0)
+                goto done_entry;
+        }
     }
     unsigned long ident = PyThread_get_thread_ident();
     if ((tid = PyLong_FromUnsignedLong(ident)) == NULL)
@@ -628,6 +709,7 @@ done:
     Py_XDECREF(layers);
     Py_XDECREF(hook_out);
     Py_XDECREF(ctx_dict);
+    Py_XDECREF(site_key);
     return result;
 }
 
@@ -642,15 +724,15 @@ static PyObject *hook_vectorcall(PyObject *self, PyObject *const *args, size_t n
 
 static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
     static char *names[] = {"raw", "max_ops", "stack_depth", "new_info", "scope", "hit_cap", "next_id",
-                            "peek_seq", "graph_task", "grad_enabled", "backward_facts", "param_names",
+                            "peek_seq", "graph_task", "grad_enabled", "current_node", "node_seq", "param_names",
                             "creates_copy_slices", "context", "tensor_type", "internal_code", "is_internal",
                             NULL};
-    PyObject *raw, *new_info, *scope, *hit_cap, *next_id, *peek_seq, *graph_task, *grad_enabled, *backward_facts,
+    PyObject *raw, *new_info, *scope, *hit_cap, *next_id, *peek_seq, *graph_task, *grad_enabled, *current_node, *node_seq,
         *param_names, *creates_copy_slices, *context, *tensor_type, *internal_code, *is_internal;
     Py_ssize_t max_ops, stack_depth;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "$O!nnOOOOOOOOOOOOO!O", names, &PyList_Type, &raw, &max_ops,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$O!nnOOOOOOOOOOOOOO!O", names, &PyList_Type, &raw, &max_ops,
                                      &stack_depth, &new_info, &scope, &hit_cap, &next_id, &peek_seq, &graph_task,
-                                     &grad_enabled, &backward_facts, &param_names, &creates_copy_slices, &context,
+                                     &grad_enabled, &current_node, &node_seq, &param_names, &creates_copy_slices, &context,
                                      &tensor_type, &PyDict_Type, &internal_code, &is_internal))
         return -1;
     if (!PyType_Check(tensor_type)) {
@@ -670,6 +752,10 @@ static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
     if (infos == NULL)
         return -1;
     Py_XSETREF(h->infos, infos);
+    PyObject *site_meta = PyDict_New();
+    if (site_meta == NULL)
+        return -1;
+    Py_XSETREF(h->site_meta, site_meta);
     Py_XSETREF(h->raw, Py_NewRef(raw));
     h->max_ops = max_ops;
     h->stack_depth = stack_depth;
@@ -680,7 +766,8 @@ static int hook_init(Hook *h, PyObject *args, PyObject *kw) {
     Py_XSETREF(h->peek_seq, Py_NewRef(peek_seq));
     Py_XSETREF(h->graph_task, Py_NewRef(graph_task));
     Py_XSETREF(h->grad_enabled, Py_NewRef(grad_enabled));
-    Py_XSETREF(h->backward_facts, Py_NewRef(backward_facts));
+    Py_XSETREF(h->current_node, Py_NewRef(current_node));
+    Py_XSETREF(h->node_seq, Py_NewRef(node_seq));
     Py_XSETREF(h->param_names, Py_NewRef(param_names));
     Py_XSETREF(h->creates_copy_slices, Py_NewRef(creates_copy_slices));
     Py_XSETREF(h->context, Py_NewRef(context));
@@ -701,6 +788,7 @@ static PyObject *hook_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 static int hook_traverse(Hook *h, visitproc visit, void *arg) {
     Py_VISIT(h->raw);
     Py_VISIT(h->infos);
+    Py_VISIT(h->site_meta);
     Py_VISIT(h->new_info);
     Py_VISIT(h->scope);
     Py_VISIT(h->hit_cap);
@@ -708,7 +796,8 @@ static int hook_traverse(Hook *h, visitproc visit, void *arg) {
     Py_VISIT(h->peek_seq);
     Py_VISIT(h->graph_task);
     Py_VISIT(h->grad_enabled);
-    Py_VISIT(h->backward_facts);
+    Py_VISIT(h->current_node);
+    Py_VISIT(h->node_seq);
     Py_VISIT(h->param_names);
     Py_VISIT(h->creates_copy_slices);
     Py_VISIT(h->context);
@@ -722,6 +811,7 @@ static int hook_traverse(Hook *h, visitproc visit, void *arg) {
 static int hook_clear(Hook *h) {
     Py_CLEAR(h->raw);
     Py_CLEAR(h->infos);
+    Py_CLEAR(h->site_meta);
     Py_CLEAR(h->new_info);
     Py_CLEAR(h->scope);
     Py_CLEAR(h->hit_cap);
@@ -729,7 +819,8 @@ static int hook_clear(Hook *h) {
     Py_CLEAR(h->peek_seq);
     Py_CLEAR(h->graph_task);
     Py_CLEAR(h->grad_enabled);
-    Py_CLEAR(h->backward_facts);
+    Py_CLEAR(h->current_node);
+    Py_CLEAR(h->node_seq);
     Py_CLEAR(h->param_names);
     Py_CLEAR(h->creates_copy_slices);
     Py_CLEAR(h->context);
@@ -938,6 +1029,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hook", "The op hook
 PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_dict, "__dict__");
     INTERN(s_graph_call, "graph_call");
+    INTERN(s_extern_site, "extern_site");
     INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
@@ -956,7 +1048,15 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_undecided, "");
     INTERN(s_empty, "");
     INTERN(s_nested, "nested tensor ");
-    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL)
+    /* recorder.py's names for these: _ACCUMULATE_GRAD, _REENTRANT_CHECKPOINT, NO_SEQUENCE */
+    INTERN(s_accumulate_grad, "torch::autograd::AccumulateGrad");
+    INTERN(s_reentrant_checkpoint, "CheckpointFunctionBackward");
+    INTERN(s_name, "name");
+    INTERN(s_get, "get");
+    INTERN(s_variable, "variable");
+    INTERN(s_recompute, "recompute");
+    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL ||
+        (i_no_sequence = PyLong_FromUnsignedLongLong(~0ULL)) == NULL)
         return NULL;
     if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0)
         return NULL;

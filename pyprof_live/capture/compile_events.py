@@ -94,10 +94,26 @@ def _set_level(logger: logging.Logger, level: int) -> None:
     has ~380 loggers): 150 us in a profiled step, twice per profile."""
     logger.level = level
     logger._cache.clear()  # type: ignore[attr-defined]  # logging's cache of isEnabledFor (3.7+)
-    below = logger.name + "."
-    for name, other in list(logger.manager.loggerDict.items()):
-        if name.startswith(below) and isinstance(other, logging.Logger):
+    loggers = logger.manager.loggerDict
+    for name in _names_below(logger.name, loggers):
+        other = loggers.get(name)
+        if isinstance(other, logging.Logger):
             other._cache.clear()  # type: ignore[attr-defined]
+
+
+#: logger name -> (how many names the logging manager knew, the names below that logger among them).
+_below: dict = {}
+
+
+def _names_below(name: str, loggers: dict) -> list:
+    """Names of the loggers (or placeholders, which become loggers under the same name) below ``name``.
+    The manager only ever adds names, so they are looked for again only when it knows more of them:
+    walking all ~380 of torch's took ~60 us, at each start and stop of a profile."""
+    known = _below.get(name)
+    if known is None or known[0] != len(loggers):
+        prefix = name + "."
+        known = _below[name] = (len(loggers), [other for other in list(loggers) if other.startswith(prefix)])
+    return known[1]
 
 
 class CompileEvents:

@@ -21,6 +21,7 @@ which ops they fused is not known then (Inductor kept no provenance), and the re
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -69,9 +70,10 @@ class GraphRun:
     __slots__ = ("dir", "info", "metas", "module", "optimizer", "roles", "undo")
 
     #: ``metas``: (id of the caller's code, instruction offset) -> (wrapper line, argument shapes, the
-    #: code, held so its id stays its own). Keyed by the offset because a frame's ``f_lineno`` decodes
-    #: its code's line table from the start, and by the code's id because hashing a code object hashes
-    #: its constants and names, uncached: ~2.6 us per kernel call for a wrapper's long ``Runner.call``.
+    #: code, held so its id stays its own, a serial number no other site has). Keyed by the offset because
+    #: a frame's ``f_lineno`` decodes its code's line table from the start, and by the code's id because
+    #: hashing a code object hashes its constants and names, uncached: ~2.6 us per kernel call for a
+    #: wrapper's long ``Runner.call``.
 
     def __init__(self, info, optimizer: bool):
         self.info = info
@@ -79,8 +81,8 @@ class GraphRun:
         self.dir = "fwd"  # of the current call
         self.module = ""  # an optimizer graph: the module all the parameters it updates are in
         self.roles: dict = {}  # Triton kernel -> role of each argument, from its signature
-        #: call site -> (line, argument shapes, code); shapes of static graphs only. The graph's, kept for
-        #: later profiles (a call site's line never changes, nor a static graph's shapes).
+        #: call site -> (line, argument shapes, code, serial); shapes of static graphs only. The graph's,
+        #: kept for later profiles (a call site's line never changes, nor a static graph's shapes).
         self.metas: dict = info.call_sites
         self.undo: list = []
 
@@ -286,7 +288,7 @@ class CompiledCapture:
             start = _now()
             out = fn(*args)
             end = _now()
-            line, meta, _ = _call_site(metas, static, args)
+            line, meta, _, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, NO_LINK, meta, own))
             return out
@@ -320,7 +322,7 @@ class CompiledCapture:
                 finally:
                     gpu.pop()
             end = _now()
-            line, meta, _ = _call_site(metas, static, args)
+            line, meta, _, _ = _call_site(metas, static, args)
             own = start - entered + _now() - end  # the wrapper's own time: the profiler's, not the kernel's
             calls.append((run, kernel, line, start, end, _get_ident(), run.dir, op_id, meta, own))
             return out
@@ -525,14 +527,22 @@ class _ExternCalls:
             return fn
         capture, run, calls = self._capture, self._run, self._capture.extern_calls
         lines = run.metas
+        static = not run.info.dynamic
 
         def extern_call(*args, **kwargs):
             if not capture.recording:
                 return fn(*args, **kwargs)
+            site = _call_site(lines, True, ())
+            ctx = context
+            if static:  # the C op hook takes the shapes of this site's first op from its first call
+                ctx.extern_site = site[3]
             start = _now()
-            out = fn(*args, **kwargs)
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                ctx.extern_site = None
             end = _now()
-            calls.append((run, _call_site(lines, True, ())[0], start, end, _get_ident()))
+            calls.append((run, site[0], start, end, _get_ident()))
             return out
 
         callsite.mark_internal(extern_call.__code__)
@@ -541,16 +551,20 @@ class _ExternCalls:
 
 
 def _call_site(sites: dict, static: bool, args) -> tuple:
-    """(wrapper line, argument shapes, caller's code) of the call a kernel wrapper runs in, keyed by its
-    caller's code and instruction offset (see GraphRun.metas); a static graph's shapes are taken at the
+    """(wrapper line, argument shapes, caller's code, serial) of the call a kernel wrapper runs in, keyed by
+    its caller's code and instruction offset (see GraphRun.metas); a static graph's shapes are taken at the
     first call."""
     frame = _getframe(2)
     code = frame.f_code
     key = (id(code), frame.f_lasti)
     site = sites.get(key)
     if site is None:
-        site = sites[key] = (frame.f_lineno, _shapes(args) if static else None, code)
-    return site if static else (site[0], _shapes(args), code)
+        site = sites[key] = (frame.f_lineno, _shapes(args) if static else None, code, _next_site())
+    return site if static else (site[0], _shapes(args), *site[2:])
+
+
+#: Numbers call sites for the op hook's cache of their shapes (_hook.c): never reused, unlike ids.
+_next_site = itertools.count().__next__
 
 
 def _enclosing_call(calls, time: int) -> tuple:
@@ -651,11 +665,10 @@ def _resolve_roots(info, session) -> dict:
     known = _roots.get(frame_id)
     if info.backward:
         return known or {}
-    wanted = {inductor.split_source(site_op.module)[0] for site in info.sites.values() for site_op in site.fused}
-    wanted.add(_SELF)
-    wanted.discard("")
-    if not wanted:
-        return known or {}
+    wanted = info.root_sources
+    if wanted is None:  # once per graph: a compiled optimizer step's graph fuses ~800 nodes (~100 us)
+        sources = {inductor.split_source(site_op.module)[0] for site in info.sites.values() for site_op in site.fused}
+        wanted = info.root_sources = frozenset((sources | {_SELF}) - {""})
     frame = _user_frame()
     if frame is None:
         return known or {}
@@ -695,10 +708,18 @@ def _user_frame():
     frame = _getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not callsite.internal_file(filename) and os.path.exists(filename):
+        user = _user_files.get(filename)
+        if user is None:
+            user = _user_files[filename] = not callsite.internal_file(filename) and os.path.exists(filename)
+        if user:
             return frame
         frame = frame.f_back
     return None
+
+
+#: file name -> is it user code (a file of the user's, not torch's or ours)? Asked at each profile's first call
+#: of each compiled graph, for every frame on the stack (~40 us for a compiled training step's stack).
+_user_files: dict = {}
 
 
 def never_compiled(functions) -> None:

@@ -32,6 +32,9 @@ class ThreadContext(threading.local):
         #: (frame, stack depth, call site) of the running compiled graph call's hook (compiled.py), or None: an op
         #: inside it whose frames up to that frame are all plumbing has the call site captured there (_hook.c).
         self.graph_call = None
+        #: Serial number of the call site of the running extern kernel call of a static compiled graph
+        #: (compiled.py), or None: the C op hook reuses the shapes of that site's first op (_hook.c).
+        self.extern_site = None
 
 
 context = ThreadContext()

@@ -77,6 +77,8 @@ class GraphInfo:
     defined: tuple = ()
     #: Dynamo sources of the roots the module paths start from ("L['self']") -> our path ("MLP").
     roots: dict = field(default_factory=dict)
+    #: Those sources, found among the fused nodes' modules (None: not looked for yet).
+    root_sources: frozenset | None = None
     provenance: bool = True  # False: compiled without Inductor's provenance (before the profile)
     dynamic: bool = False  # sizes are symbols: argument shapes change between calls
     #: Ops Inductor left to ATen (``torch.ops.aten.X.default(...)``): (name, overload) -> their call
@@ -97,7 +99,7 @@ class GraphInfo:
     #: graph, not at each profile's first call (the module's globals take ~0.2 ms to walk).
     wrapper_marked: bool = False
     #: (id of the wrapper code calling a kernel, instruction offset) -> (wrapper line, argument shapes of a
-    #: static graph, that code): see compiled.GraphRun.
+    #: static graph, that code, the site's serial number): see compiled.GraphRun.
     call_sites: dict = field(default_factory=dict)
 
 
@@ -132,17 +134,19 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
         if op is not None:
             info.fallbacks.setdefault(op, []).append(info.sites[line])
     info.symbols = _input_symbols(gm) if gm is not None else ()
-    info.dynamic = (
-        gm is None
-        or bool(info.symbols)
-        or any(
-            not isinstance(d, int)
-            for node in gm.graph.nodes
-            if node.op == "placeholder" and isinstance(node.meta.get("val"), torch.Tensor)
-            for d in node.meta["val"].shape
-        )
-    )
+    info.dynamic = gm is None or bool(info.symbols) or _symbolic_sizes(gm)
     return info
+
+
+def _symbolic_sizes(gm) -> bool:
+    """Does a tensor of the graph have a size that is a symbol: an input's (dynamic shapes) or a node's
+    (data-dependent sizes, ``nonzero``)? Then its calls' argument shapes can change between calls."""
+    for node in gm.graph.nodes:
+        value = node.meta.get("val")
+        for tensor in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(tensor, torch.Tensor) and not all(isinstance(d, int) for d in tensor.shape):
+                return True
+    return False
 
 
 def _input_symbols(gm) -> tuple:
