@@ -121,6 +121,18 @@ def test_both_hooks_record_the_same_training_step(both_hooks):
 
 
 @needs_native
+def test_the_c_hook_names_backward_nodes_as_recorder_does():
+    """The C hook reads backward facts itself: its node kinds and 'no number' are recorder.py's (a rename
+    on one side alone would make the two hooks disagree on every AccumulateGrad or checkpoint)."""
+    native = recorder._load_native()
+    assert (native.ACCUMULATE_GRAD, native.REENTRANT_CHECKPOINT, native.NO_SEQUENCE) == (
+        recorder._ACCUMULATE_GRAD,
+        recorder._REENTRANT_CHECKPOINT,
+        recorder.NO_SEQUENCE,
+    )
+
+
+@needs_native
 @pytest.mark.parametrize("reentrant", [False, True])
 def test_both_hooks_record_the_same_checkpointed_backward(both_hooks, reentrant):
     """Backward facts (node, its number, an AccumulateGrad's parameter, recompute) as the Python hook has them."""

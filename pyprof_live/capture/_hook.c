@@ -2,8 +2,10 @@
  *
  * Python C API only (no torch headers), so one build serves every torch release on this Python. Every
  * torch call (sequence numbers, graph task, grad mode, autograd nodes) and every rare path (new
- * overloads, record_function scopes, the record cap, backward facts, CopySlices) is a Python callable
- * handed in by recorder.py, so torch_compat keeps the version handling. It appends the same raw tuple,
+ * overloads, record_function scopes, the record cap, CopySlices) is a Python callable handed in by
+ * recorder.py, so torch_compat keeps the version handling. Backward facts (node name, number,
+ * AccumulateGrad's parameter, recompute) are read here from the node, by recorder.py's names for its
+ * kinds, which this module exports for a test to hold equal to recorder.py's. It appends the same raw tuple,
  * with the same objects and types, as the pure-Python path (tests/test_native_hook.py proves it).
  *
  * Errors: an exception raised by the op propagates, as in the Python path; so does an error of the
@@ -1064,7 +1066,10 @@ PyMODINIT_FUNC PyInit__hook(void) {
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0 ||
-        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0) {
+        PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
+        PyModule_AddObjectRef(m, "ACCUMULATE_GRAD", s_accumulate_grad) < 0 ||
+        PyModule_AddObjectRef(m, "REENTRANT_CHECKPOINT", s_reentrant_checkpoint) < 0 ||
+        PyModule_AddObjectRef(m, "NO_SEQUENCE", i_no_sequence) < 0) {
         Py_DECREF(m);
         return NULL;
     }

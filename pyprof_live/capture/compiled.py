@@ -534,10 +534,10 @@ class _ExternCalls:
                 return fn(*args, **kwargs)
             site = _call_site(lines, True, ())
             ctx = context
-            if static:  # the C op hook takes the shapes of this site's first op from its first call
-                ctx.extern_site = site[3]
-            start = _now()
             try:
+                if static:  # the C op hook takes the shapes of this site's first op from its first call
+                    ctx.extern_site = site[3]
+                start = _now()
                 out = fn(*args, **kwargs)
             finally:
                 ctx.extern_site = None
