@@ -135,7 +135,7 @@ def read_export(path, reader, integer_columns, fields: dict):
     """
     path = Path(path)
     _check_header(path)
-    with paused_gc():
+    with paused_gc(long_lived=True):  # the records stay: no young-generation scans of them after
         profile = _read(path, reader, integer_columns, fields)
     left_out = drop_reversed(profile.records)
     if left_out:
