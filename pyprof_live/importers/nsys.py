@@ -135,7 +135,7 @@ def _read(db, schema: Schema, path, progress) -> Profile:
     progress(0.2, "memory copies")
     memops = _memops(db, schema, ids)
     progress(0.3, "API calls")
-    apis = _apis(db, schema, strings, ids)
+    apis = _apis(db, schema, strings, ids, kernels + memops)
     progress(0.5, "NVTX ranges")
     ops, ranges = _nvtx(db, schema, ids, max((a.end for a in apis), default=0))
     progress(0.95, "devices")
@@ -253,29 +253,38 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
     return memops
 
 
-def _gpu_work_keys(schema: Schema) -> str:
-    """SQL listing (correlationId, pid) of every kernel, memcpy and memset."""
-    return " UNION ALL ".join(
-        f"SELECT correlationId, ({schema.column(t, 'globalPid', '0')} >> 24) & 16777215 FROM {t}"
-        for t in (KERNEL, MEMCPY, MEMSET)
-        if schema.has(t, "correlationId")
-    )
+def _gpu_work_keys(schema: Schema, ids_only: bool = False) -> str:
+    """SQL listing (correlationId, pid) of every kernel, memcpy and memset (``ids_only``: correlationId)."""
+    selects = []
+    for table in (KERNEL, MEMCPY, MEMSET):
+        if schema.has(table, "correlationId"):
+            pid = "" if ids_only else f", ({schema.column(table, 'globalPid', '0')} >> 24) & 16777215"
+            selects.append(f"SELECT correlationId{pid} FROM {table}")
+    return " UNION ALL ".join(selects)
 
 
-def _api_rows(schema: Schema) -> str | None:
+def _api_rows(schema: Schema, ids_only: bool = False) -> str | None:
     """The SQL condition of the API calls read: runtime and driver calls that launched GPU work of
-    their process; None when there is no such work."""
-    keys = _gpu_work_keys(schema)
+    their process (``ids_only``: of any process); None when there is no such work."""
+    keys = _gpu_work_keys(schema, ids_only)
     if not keys:
         return None
     event_class = f"eventClass IN ({_RUNTIME_CLASS}, {_DRIVER_CLASS})" if schema.has(RUNTIME, "eventClass") else "1"
+    if ids_only:  # a NULL globalTid has no pid: the pair never matches it
+        return f"{event_class} AND correlationId IN ({keys}) AND globalTid IS NOT NULL"
     return f"{event_class} AND (correlationId, (globalTid >> 24) & 16777215) IN ({keys})"
 
 
-def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
-    rows_read = _api_rows(schema)
-    if not schema.has(RUNTIME) or rows_read is None:
+def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds, work: list) -> list:
+    """The API calls that launched ``work`` (the kernels and memcpy/memsets read), by _api_rows."""
+    if not schema.has(RUNTIME) or _api_rows(schema) is None:
         return []
+    # One process (its pid not 0: no GPU row's globalPid was NULL) launched all the work: its calls
+    # are found by correlation id alone, cheaper to test in SQL than the (id, pid) pair; another
+    # process's calls with a launching id are then dropped here, which leaves what the pair selects.
+    work_pids = set(map(_pid, work))
+    one_process = len(work_pids) == 1 and 0 not in work_pids
+    rows_read = _api_rows(schema, ids_only=one_process)
     event_class = schema.column(RUNTIME, "eventClass", str(_RUNTIME_CLASS))
     rows = db.execute(
         f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} WHERE {rows_read}"
@@ -290,6 +299,8 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
         pid, tid = ids[global_tid]
         kind = "driver" if event_class == _DRIVER_CLASS else "runtime"
         append(ApiRecord(name, start, end, correlation, tid, pid, kind))
+    if one_process and set(map(_pid, apis)) - work_pids:
+        apis = [api for api in apis if api.pid in work_pids]
     sort_by_start(apis, RUNTIME)
     return apis
 
