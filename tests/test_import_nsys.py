@@ -433,6 +433,20 @@ def test_calls_of_a_one_process_export_are_those_that_launched_its_work(export, 
             "UPDATE NVTX_EVENTS SET globalTid = 'main' WHERE text = 'warmup'",
             "NVTX_EVENTS rowid 10: globalTid is text 'main', expected an integer",
         ),
+        # Fields computed from such columns (pid, tid, a kernel's grid) are not checked again after
+        # import: their reader fails on the column instead.
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET blockY = 2.5 WHERE correlationId = 2",
+            "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: blockY is a real number 2.5, expected an integer",
+        ),
+        (
+            f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = {A2}.5 WHERE correlationId = 4",
+            f"CUPTI_ACTIVITY_KIND_RUNTIME rowid 5: globalTid is a real number {A2}.5, expected an integer",
+        ),
+        (
+            f"UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET globalPid = {gtid(100, 0)}.5",
+            f"CUPTI_ACTIVITY_KIND_MEMSET rowid 1: globalPid is a real number {gtid(100, 0)}.5, expected an integer",
+        ),
     ],
 )
 def test_ill_typed_values_are_a_format_error(export, tmp_path, statement, problem):

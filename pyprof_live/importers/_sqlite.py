@@ -122,11 +122,11 @@ def _check_header(path: Path) -> None:
         raise ProfileFormatError(path, f"truncated SQLite database ({size} of {pages * page_size} bytes)")
 
 
-def read_export(path, reader, integer_columns, fields: dict):
+def read_export(path, reader, integer_columns, fields):
     """``reader(db, schema)`` on the export at ``path``, opened read-only; bad files raise
     ProfileFormatError, never sqlite3 errors nor the TypeError of a NULL where a number belongs.
 
-    The Profile the reader returns is checked against :mod:`pyprof_live.record_checks` (``fields``:
+    The Profile the reader returns is checked against :mod:`pyprof_live.record_checks` (``fields(schema)``:
     {record list: the fields the reader takes from the export}); rows that end before they start
     are left out and counted in ``meta["warnings"]``. ``integer_columns(schema)`` lists what the
     reader reads as integers, as ``(table, SQL condition of the rows it reads, ((column, NULL
@@ -143,7 +143,7 @@ def read_export(path, reader, integer_columns, fields: dict):
     return profile
 
 
-def _read(path: Path, reader, integer_columns, fields: dict):
+def _read(path: Path, reader, integer_columns, fields):
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as error:
@@ -156,7 +156,7 @@ def _read(path: Path, reader, integer_columns, fields: dict):
         except (TypeError, ValueError, OverflowError):  # SQLite columns hold any type, NULL too
             problem = None
         else:
-            problem = first_problem(profile.records, fields)
+            problem = first_problem(profile.records, fields(schema))
             if problem is None:
                 return profile
         located = _ill_typed_value(db, schema, integer_columns(schema))
