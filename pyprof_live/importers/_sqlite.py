@@ -82,16 +82,13 @@ class Schema:
         return f'"{column}"' if column in self.columns.get(table, ()) else default
 
 
-_start, _end = attrgetter("start"), attrgetter("end")
+_start = attrgetter("start")
 
 
-def sort_by_start(records: list, table: str) -> None:
-    """Sort a table's records by start time, refusing (ValueError) a row whose start or end is NULL:
-    a missing time would otherwise fail far from here, or not at all and put the record nowhere
-    (read_export then names the row)."""
-    if None in map(_start, records) or None in map(_end, records):
-        raise ValueError(f"{table} has a row without a start or end time")
-    records.sort(key=_start)  # exports are near-sorted already: this costs little
+def sort_by_start(records: list) -> None:
+    """Sort a table's records by start time (exports are near-sorted already: this costs little). A NULL
+    start fails the sort (TypeError: None < int), a NULL end the record checks; read_export names the row."""
+    records.sort(key=_start)
 
 
 def require_activity(path, *records: list) -> None:

@@ -248,7 +248,7 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
                 graph_node,
             )
         )
-    sort_by_start(kernels, KERNEL)
+    sort_by_start(kernels)
     return kernels
 
 
@@ -273,7 +273,7 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
             memory_record(kind, start, end, size, copy, device, stream, correlation, ids[global_pid][0])
             for start, end, size, copy, device, stream, correlation, global_pid in rows
         )
-    sort_by_start(memops, f"{MEMCPY} or {MEMSET}")
+    sort_by_start(memops)
     return memops
 
 
@@ -325,7 +325,7 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds, work: list) -> 
         append(ApiRecord(name, start, end, correlation, tid, pid, kind))
     if one_process and set(map(_pid, apis)) - work_pids:
         apis = [api for api in apis if api.pid in work_pids]
-    sort_by_start(apis, RUNTIME)
+    sort_by_start(apis)
     return apis
 
 
