@@ -94,20 +94,21 @@ def _load_file(path, progress=None) -> Profile:
     )
 
 
-#: Fields of nsys records this reader computes from integers, so they are integers by construction (or the
-#: reader fails on the row and read_export names it): pid and tid, bit fields of globalPid/globalTid; a
-#: kernel's grid and block, split from one integer its query packs; an op's seq, altseq and external_id,
-#: digits of its NVTX text (nvtx_markers parses and bounds them). The checks after import skip them
-#: (0.08 of their 0.26 s on the emit_nvtx export x2000).
-_COMPUTED = {
-    "ops": ("tid", "pid", "seq", "altseq", "external_id"),
-    "apis": ("tid", "pid"),
-    "kernels": ("pid", "grid", "block"),
-    "memops": ("pid",),
-    "ranges": ("tid", "pid"),
+#: Fields of nsys records this reader makes itself, so they have their type by construction (or the reader
+#: fails on the row and read_export names it): pid and tid, bit fields of globalPid/globalTid; a kernel's
+#: grid and block, split from one integer its query packs; an op's seq, altseq and external_id, digits of
+#: its NVTX text, and its layer names (nvtx_markers parses and bounds them); names and texts, decoded and
+#: looked up by the reader (a string-table id it lacks reads "<string N>"). The checks after import skip
+#: them (0.11 of their 0.26 s on the emit_nvtx export x2000).
+_MADE_BY_READER = {
+    "ops": ("name", "tid", "pid", "seq", "altseq", "external_id", "layer"),
+    "apis": ("name", "tid", "pid"),
+    "kernels": ("name", "pid", "grid", "block"),
+    "memops": ("copy_kind", "pid"),
+    "ranges": ("name", "tid", "pid", "domain"),
 }
 _NSYS_FIELDS = {
-    records: fields if fields is None else tuple(f for f in fields if f not in _COMPUTED.get(records, ()))
+    records: fields if fields is None else tuple(f for f in fields if f not in _MADE_BY_READER.get(records, ()))
     for records, fields in FIELDS_FROM_EXPORT.items()
 }
 
