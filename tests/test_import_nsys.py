@@ -235,6 +235,26 @@ def test_ranges(profile):
     ]
 
 
+@pytest.mark.parametrize("domain", ["2", "2.5", "'d2'"])
+def test_domain_names_of_every_form(export, tmp_path, domain):
+    # Domains are read with the capture's last time in one scan, as text: a name holding the separators of
+    # that text, a NULL name, a Latin-1 name; a domainId stored as a real or as text is read apart.
+    path = _altered(
+        export,
+        tmp_path,
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (NULL, NULL, 75, 'a,b c', {domain})",
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (NULL, NULL, 75, NULL, 3)",
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (NULL, NULL, 75, CAST(X'C9' AS TEXT), 4)",
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) VALUES (2800, 2900, 60, {A1}, 'r2', {domain})",
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) VALUES (2800, 2900, 60, {A1}, 'r3', 3)",
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) VALUES (2800, 2900, 60, {A1}, 'r4', 4)",
+    )
+    ranges = {r.name: r for r in load_nsys(path).records.ranges}
+    assert [ranges[name].domain for name in ("warmup", "r2", "r3", "r4")] == ["MyDomain", "a,b c", "", "\ufffd"]
+    # "step 0", never popped, lasts to the last time of any NVTX row: now the new ranges' end.
+    assert ranges["step 0"].end == 2900
+
+
 def test_devices(profile):
     # The display adapter (compute capability 0.0) is left out.
     assert [
