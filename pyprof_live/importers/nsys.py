@@ -371,7 +371,7 @@ def _last_time_and_domains(db, schema: Schema) -> tuple:
     ).fetchone()
     parsed = [_DOMAIN_ROW.match(row) for row in decode(written).split(",")] if written else []
     if all(parsed) and db.execute("PRAGMA encoding").fetchone()[0] == b"UTF-8":
-        for domain, kind, hex_text in (row.groups() for row in parsed):
+        for domain, kind, hex_text in (row.groups() for row in parsed if row is not None):
             name = bytes.fromhex(hex_text).decode("utf-8", "replace") if kind == "text" else ""
             domains[None if domain == "NULL" else int(domain)] = name
     else:
