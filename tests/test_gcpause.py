@@ -1,7 +1,9 @@
 """paused_gc: the collector is off inside and back on after; long_lived hands what was built to the
-oldest generation without a collection, and leaves a process's own frozen objects frozen."""
+oldest generation without a collection, frees the caller's young cyclic garbage first (not promoted
+with it), and leaves a process's own frozen objects frozen."""
 
 import gc
+import weakref
 
 import pytest
 
@@ -41,6 +43,19 @@ def test_long_lived_objects_join_the_oldest_generation(collecting):
         assert _in_generation(kept, 0)
     assert gc.isenabled()
     assert _in_generation(kept, 2) and not _in_generation(kept, 0)
+
+
+def test_long_lived_frees_young_cyclic_garbage_instead_of_promoting_it(collecting):
+    gc.collect()
+    cycle = _Node()
+    cycle.self = cycle  # unreachable once the name is gone, freed only by a collection
+    gone = weakref.ref(cycle)
+    del cycle
+    assert gone() is not None  # young garbage: no collection ran since (thresholds are huge)
+    with paused_gc(long_lived=True):
+        pass
+    # promoted with the records, it would wait in the oldest generation for a full collection
+    assert gone() is None
 
 
 def test_long_lived_keeps_a_frozen_heap_frozen(collecting):
