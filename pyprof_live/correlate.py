@@ -287,7 +287,8 @@ def _link_device_work(items, apis) -> None:
     that call's op."""
     for item in items:
         item.launch = item.op = NO_LINK
-    waiting = _sorted_by_pid(items, attrgetter("correlation"))
+    # Per process: the items sorted by id, their ids, and where the last call's items ended.
+    waiting = {pid: [keys, items, 0] for pid, (keys, items) in _sorted_by_pid(items, attrgetter("correlation")).items()}
     if not waiting:
         return
     for a, api in enumerate(apis):  # in index order: where calls repeat an id, the last one wins
@@ -295,15 +296,20 @@ def _link_device_work(items, apis) -> None:
         if found is None:
             continue
         # _carrying inlined (a call and a slice per launch call of a million-kernel import)
-        keys, items = found
+        keys, items, k = found
         correlation = api.correlation
-        k = bisect_left(keys, correlation)
+        # CUDA numbers a process's calls in the order they are made, so a call's items usually start
+        # where the previous call's ended (k, always the first position of an id): looked up by
+        # bisection only when they do not (a bisection in a million ids cost most of this loop).
+        if k >= len(keys) or keys[k] != correlation:
+            k = bisect_left(keys, correlation)
         while k < len(keys) and keys[k] == correlation:
             item = items[k]
             item.launch = a
             item.op = api.op
             item.correlation = correlation  # an equal int: one object for both (28 B a kernel)
             k += 1
+        found[2] = k
 
 
 def _by_pid(entries) -> dict:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, lt
 from typing import NamedTuple
 
 from .records import RECORD_TYPES, TensorMeta, Unknown
@@ -277,7 +277,7 @@ def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges", 
     dropped = {}
     for name in lists:
         items: list = getattr(records, name, [])  # an importer's builder may not hold every list
-        if any(map(int.__lt__, map(attrgetter("end"), items), map(attrgetter("start"), items))):
+        if any(map(lt, map(attrgetter("end"), items), map(attrgetter("start"), items))):
             kept = [r for r in items if r.end >= r.start]
             dropped[name] = len(items) - len(kept)
             items[:] = kept

@@ -130,3 +130,25 @@ def test_repeated_ids_link_to_the_last_op_and_call_as_before_with_ops_out_of_sta
     assert (c.kernels, c.kernels_with_launch, c.kernels_with_op) == (3, 2, 2)
     assert apis[0].external_id == 1010 and apis[0].external_id is ops[2].external_id
     assert kernels[1].correlation is apis[2].correlation
+
+
+def test_launch_calls_numbered_out_of_time_order_find_their_work():
+    """Device work is found where the previous call's ended when ids grow with time, else by bisection:
+    here call ids 2, 1, 3 in start order, work of ids 1 and 3 twice (a graph launch's kernels)."""
+    apis = [
+        ApiRecord("cudaLaunchKernel", 10, 11, correlation=2, tid=1, pid=7),
+        ApiRecord("cudaLaunchKernel", 20, 21, correlation=1, tid=1, pid=7),
+        ApiRecord("cudaGraphLaunch", 30, 31, correlation=3, tid=1, pid=7),
+    ]
+    kernels = [
+        KernelRecord("a", 40, 41, correlation=1, pid=7),
+        KernelRecord("b", 42, 43, correlation=2, pid=7),
+        KernelRecord("c", 44, 45, correlation=1, pid=7),
+        KernelRecord("d", 46, 47, correlation=3, pid=7),
+        KernelRecord("e", 48, 49, correlation=3, pid=7),
+    ]
+    memops = [MemoryRecord("memset", 50, 51, 64, correlation=2, pid=7)]
+    p = Profile(apis=apis, kernels=kernels, memops=memops, meta={"source": "test"})
+    p.link()
+    assert [k.launch for k in kernels] == [1, 0, 1, 2, 2]
+    assert memops[0].launch == 0

@@ -235,6 +235,26 @@ def test_ranges(profile):
     ]
 
 
+@pytest.mark.parametrize("domain", ["2", "2.5", "'d2'"])
+def test_domain_names_of_every_form(export, tmp_path, domain):
+    # Domains are read with the capture's last time in one scan, as text: a name holding the separators of
+    # that text, a NULL name, a Latin-1 name; a domainId stored as a real or as text is read apart.
+    path = _altered(
+        export,
+        tmp_path,
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (NULL, NULL, 75, 'a,b c', {domain})",
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (NULL, NULL, 75, NULL, 3)",
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (NULL, NULL, 75, CAST(X'C9' AS TEXT), 4)",
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) VALUES (2800, 2900, 60, {A1}, 'r2', {domain})",
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) VALUES (2800, 2900, 60, {A1}, 'r3', 3)",
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) VALUES (2800, 2900, 60, {A1}, 'r4', 4)",
+    )
+    ranges = {r.name: r for r in load_nsys(path).records.ranges}
+    assert [ranges[name].domain for name in ("warmup", "r2", "r3", "r4")] == ["MyDomain", "a,b c", "", "\ufffd"]
+    # "step 0", never popped, lasts to the last time of any NVTX row: now the new ranges' end.
+    assert ranges["step 0"].end == 2900
+
+
 def test_devices(profile):
     # The display adapter (compute capability 0.0) is left out.
     assert [
@@ -385,6 +405,26 @@ def test_null_launch_dimensions_read_as_not_recorded(export, tmp_path):
     assert (relu.name, relu.grid, relu.block, relu.registers) == ("relu_kernel", (0, 1, 1), (256, 1, 0), 0)
 
 
+def test_calls_of_a_one_process_export_are_those_that_launched_its_work(export, tmp_path):
+    # Process B's kernel removed: all GPU work is process A's (read by correlation id alone). B's call
+    # with A's id 1 launched nothing of its own process, and a call without a globalTid has no process:
+    # neither is read, as when several processes launch work (the (id, pid) pair test).
+    path = _altered(
+        export,
+        tmp_path,
+        f"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = {gtid(200, 0)}",
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (50, 55, 0, NULL, 2, 1, 0, NULL)",
+    )
+    apis = load_nsys(path).records.apis
+    assert [(a.pid, a.tid, a.correlation) for a in apis] == [
+        (100, 100, 1),
+        (100, 100, 2),
+        (100, 100, 3),
+        (100, 101, 4),
+        (100, 101, 5),
+    ]
+
+
 @pytest.mark.parametrize(
     "statement, problem",
     [
@@ -412,6 +452,20 @@ def test_null_launch_dimensions_read_as_not_recorded(export, tmp_path):
         (
             "UPDATE NVTX_EVENTS SET globalTid = 'main' WHERE text = 'warmup'",
             "NVTX_EVENTS rowid 10: globalTid is text 'main', expected an integer",
+        ),
+        # Fields computed from such columns (pid, tid, a kernel's grid) are not checked again after
+        # import: their reader fails on the column instead.
+        (
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET blockY = 2.5 WHERE correlationId = 2",
+            "CUPTI_ACTIVITY_KIND_KERNEL rowid 2: blockY is a real number 2.5, expected an integer",
+        ),
+        (
+            f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = {A2}.5 WHERE correlationId = 4",
+            f"CUPTI_ACTIVITY_KIND_RUNTIME rowid 5: globalTid is a real number {A2}.5, expected an integer",
+        ),
+        (
+            f"UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET globalPid = {gtid(100, 0)}.5",
+            f"CUPTI_ACTIVITY_KIND_MEMSET rowid 1: globalPid is a real number {gtid(100, 0)}.5, expected an integer",
         ),
     ],
 )

@@ -9,7 +9,7 @@ import pytest
 from pyprof_live.importers.kineto import load_kineto
 from pyprof_live.importers.nsys import load_nsys
 from pyprof_live.profile import Profile
-from pyprof_live.records import ApiRecord, KernelRecord, MemoryRecord, OpRecord
+from pyprof_live.records import NO_LINK, ApiRecord, KernelRecord, MemoryRecord, OpRecord
 from pyprof_live.render.text import write_csv
 from pyprof_live.report.columns import COLUMN_NAMES, TABLE
 from pyprof_live.report.kernel_csv import _op_keys, write_kernel_csv
@@ -148,6 +148,21 @@ def test_ops_alike_share_their_texts_ops_under_other_parents_do_not():
         '"2","aten::add","step > aten::add","10"\n'
         '"3","aten::add","other > aten::add","50"\n'
     )
+
+
+def test_ops_listed_before_their_parent_are_keyed_after_it():
+    # A source whose ops are not in start order: each "aten::add" listed before the "step" holding it.
+    ops = [
+        OpRecord("aten::add", 10, 20, tid=1),
+        OpRecord("step", 0, 100, tid=1),
+        OpRecord("aten::add", 210, 220, tid=1),
+        OpRecord("step", 200, 300, tid=1),
+    ]
+    p = Profile(ops=ops)
+    p.link()
+    assert [op.parent for op in p.records.ops] == [1, NO_LINK, 3, NO_LINK]
+    keys = _op_keys(p.records.ops)
+    assert None not in keys and keys[0] == keys[2] != keys[1] == keys[3]
 
 
 def test_launch_order_breaks_tied_keys_by_sub_then_op_order():

@@ -41,37 +41,42 @@ class DeviceWork:
         first: dict[int, int] = {}  # op -> position of the first kernel of its own or its callees'
         by_op = self.by_op
         names: dict[int, set] = {}  # op -> names of its own kernels, their verdicts combined once per op
+        last = None  # the previous kernel's op: an op's kernels mostly follow each other
         for position, kernel in enumerate(profile.records.kernels):
             i = kernel.op
-            if i == NO_LINK:
-                continue
-            # _entry inlined, no method call per kernel: a million kernels of a big import.
-            entry = by_op.get(i)
-            if entry is None:
-                entry = by_op[i] = OpDevice()
-                names[i] = set()
+            if i != last:  # looked up once per run of kernels of one op, not once per kernel
+                if i == NO_LINK:
+                    continue
+                last = i
+                # _entry inlined, no method call: a million kernels of a big import.
+                entry = by_op.get(i)
+                if entry is None:
+                    entry = by_op[i] = OpDevice()
+                    own_names = names[i] = set()
+                else:
+                    own_names = names[i]
             if entry.device == NO_LINK:
                 first[i] = position
                 entry.device = kernel.device
             # dev_self and kernel_total start equal to kernel_self: set from it after the loop
             entry.kernel_self += kernel.end - kernel.start
             entry.kernels_total += 1
-            names[i].add(kernel.name)
+            own_names.add(kernel.name)
         for i, entry in by_op.items():
             entry.dev_self = entry.kernel_total = entry.kernel_self
             entry.tensor_cores = combine_tensor_cores(map(uses_tensor_cores, names[i]))
         for memop in profile.records.memops:
             if memop.op != NO_LINK:
                 self._entry(memop.op).dev_self += memop.end - memop.start
-        owners = [
-            (i, e.dev_self, e.kernel_self, e.kernels_total, e.device, e.tensor_cores) for i, e in self.by_op.items()
-        ]
+        owners = [(i, e.dev_self, e.kernel_self, e.kernels_total, e.device, e.tensor_cores) for i, e in by_op.items()]
         for i, dev, kernel, kernels, device, tensor_cores in owners:
-            self.by_op[i].dev_total += dev
+            by_op[i].dev_total += dev
             position = first.get(i)
             j = ops[i].parent
-            while j != NO_LINK:
-                entry = self._entry(j)
+            while j != NO_LINK:  # _entry inlined: once per op and enclosing op of a big import
+                entry = by_op.get(j)
+                if entry is None:
+                    entry = by_op[j] = OpDevice()
                 entry.dev_total += dev
                 entry.kernel_total += kernel
                 entry.kernels_total += kernels

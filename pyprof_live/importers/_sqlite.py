@@ -82,16 +82,13 @@ class Schema:
         return f'"{column}"' if column in self.columns.get(table, ()) else default
 
 
-_start, _end = attrgetter("start"), attrgetter("end")
+_start = attrgetter("start")
 
 
-def sort_by_start(records: list, table: str) -> None:
-    """Sort a table's records by start time, refusing (ValueError) a row whose start or end is NULL:
-    a missing time would otherwise fail far from here, or not at all and put the record nowhere
-    (read_export then names the row)."""
-    if None in map(_start, records) or None in map(_end, records):
-        raise ValueError(f"{table} has a row without a start or end time")
-    records.sort(key=_start)  # exports are near-sorted already: this costs little
+def sort_by_start(records: list) -> None:
+    """Sort a table's records by start time (exports are near-sorted already: this costs little). A NULL
+    start fails the sort (TypeError: None < int), a NULL end the record checks; read_export names the row."""
+    records.sort(key=_start)
 
 
 def require_activity(path, *records: list) -> None:
@@ -122,11 +119,11 @@ def _check_header(path: Path) -> None:
         raise ProfileFormatError(path, f"truncated SQLite database ({size} of {pages * page_size} bytes)")
 
 
-def read_export(path, reader, integer_columns, fields: dict):
+def read_export(path, reader, integer_columns, fields):
     """``reader(db, schema)`` on the export at ``path``, opened read-only; bad files raise
     ProfileFormatError, never sqlite3 errors nor the TypeError of a NULL where a number belongs.
 
-    The Profile the reader returns is checked against :mod:`pyprof_live.record_checks` (``fields``:
+    The Profile the reader returns is checked against :mod:`pyprof_live.record_checks` (``fields(schema)``:
     {record list: the fields the reader takes from the export}); rows that end before they start
     are left out and counted in ``meta["warnings"]``. ``integer_columns(schema)`` lists what the
     reader reads as integers, as ``(table, SQL condition of the rows it reads, ((column, NULL
@@ -135,7 +132,7 @@ def read_export(path, reader, integer_columns, fields: dict):
     """
     path = Path(path)
     _check_header(path)
-    with paused_gc():
+    with paused_gc(long_lived=True):  # the records stay: no young-generation scans of them after
         profile = _read(path, reader, integer_columns, fields)
     left_out = drop_reversed(profile.records)
     if left_out:
@@ -143,7 +140,7 @@ def read_export(path, reader, integer_columns, fields: dict):
     return profile
 
 
-def _read(path: Path, reader, integer_columns, fields: dict):
+def _read(path: Path, reader, integer_columns, fields):
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as error:
@@ -156,7 +153,7 @@ def _read(path: Path, reader, integer_columns, fields: dict):
         except (TypeError, ValueError, OverflowError):  # SQLite columns hold any type, NULL too
             problem = None
         else:
-            problem = first_problem(profile.records, fields)
+            problem = first_problem(profile.records, fields(schema))
             if problem is None:
                 return profile
         located = _ill_typed_value(db, schema, integer_columns(schema))

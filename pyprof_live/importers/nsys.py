@@ -26,6 +26,7 @@ What is read, and what it becomes:
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from operator import attrgetter
 
@@ -90,8 +91,33 @@ def load_nsys(path, progress=None) -> Profile:
 
 def _load_file(path, progress=None) -> Profile:
     return read_export(
-        path, lambda db, schema: _read(db, schema, path, progress or _silent), _integer_columns, FIELDS_FROM_EXPORT
+        path, lambda db, schema: _read(db, schema, path, progress or _silent), _integer_columns, _fields_checked
     )
+
+
+#: Fields of nsys records this reader makes itself, so they have their type by construction (or the reader
+#: fails on the row and read_export names it): pid and tid, bit fields of globalPid/globalTid; a kernel's
+#: grid and block, split from one integer its query packs; an op's seq, altseq and external_id, digits of
+#: its NVTX text, and its layer names (nvtx_markers parses and bounds them); names and texts, decoded and
+#: looked up by the reader (a string-table id it lacks reads "<string N>"). The checks after import skip
+#: them (0.11 of their 0.26 s on the emit_nvtx export x2000).
+_MADE_BY_READER = {
+    "ops": ("name", "tid", "pid", "seq", "altseq", "external_id", "layer"),
+    "apis": ("name", "tid", "pid"),
+    "kernels": ("name", "pid", "grid", "block"),
+    "memops": ("copy_kind", "pid"),
+    "ranges": ("name", "tid", "pid", "domain"),
+}
+_NSYS_FIELDS = {
+    records: fields if fields is None else tuple(f for f in fields if f not in _MADE_BY_READER.get(records, ()))
+    for records, fields in FIELDS_FROM_EXPORT.items()
+}
+
+
+def _fields_checked(schema: Schema) -> dict:
+    """read_export's ``fields``: what the records take from the export as it is stored (nvprof's readers
+    store every field as read)."""
+    return FIELDS_FROM_EXPORT if nvprof.is_nvprof(schema) else _NSYS_FIELDS
 
 
 #: Kernel columns read as integers, NULL read as 0 ("not recorded"); the launch dimensions are packed
@@ -135,7 +161,7 @@ def _read(db, schema: Schema, path, progress) -> Profile:
     progress(0.2, "memory copies")
     memops = _memops(db, schema, ids)
     progress(0.3, "API calls")
-    apis = _apis(db, schema, strings, ids)
+    apis = _apis(db, schema, strings, ids, kernels + memops)
     progress(0.5, "NVTX ranges")
     ops, ranges = _nvtx(db, schema, ids, max((a.end for a in apis), default=0))
     progress(0.95, "devices")
@@ -224,7 +250,7 @@ def _kernels(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
                 graph_node,
             )
         )
-    sort_by_start(kernels, KERNEL)
+    sort_by_start(kernels)
     return kernels
 
 
@@ -249,33 +275,42 @@ def _memops(db, schema: Schema, ids: _GlobalIds) -> list:
             memory_record(kind, start, end, size, copy, device, stream, correlation, ids[global_pid][0])
             for start, end, size, copy, device, stream, correlation, global_pid in rows
         )
-    sort_by_start(memops, f"{MEMCPY} or {MEMSET}")
+    sort_by_start(memops)
     return memops
 
 
-def _gpu_work_keys(schema: Schema) -> str:
-    """SQL listing (correlationId, pid) of every kernel, memcpy and memset."""
-    return " UNION ALL ".join(
-        f"SELECT correlationId, ({schema.column(t, 'globalPid', '0')} >> 24) & 16777215 FROM {t}"
-        for t in (KERNEL, MEMCPY, MEMSET)
-        if schema.has(t, "correlationId")
-    )
+def _gpu_work_keys(schema: Schema, ids_only: bool = False) -> str:
+    """SQL listing (correlationId, pid) of every kernel, memcpy and memset (``ids_only``: correlationId)."""
+    selects = []
+    for table in (KERNEL, MEMCPY, MEMSET):
+        if schema.has(table, "correlationId"):
+            pid = "" if ids_only else f", ({schema.column(table, 'globalPid', '0')} >> 24) & 16777215"
+            selects.append(f"SELECT correlationId{pid} FROM {table}")
+    return " UNION ALL ".join(selects)
 
 
-def _api_rows(schema: Schema) -> str | None:
+def _api_rows(schema: Schema, ids_only: bool = False) -> str | None:
     """The SQL condition of the API calls read: runtime and driver calls that launched GPU work of
-    their process; None when there is no such work."""
-    keys = _gpu_work_keys(schema)
+    their process (``ids_only``: of any process); None when there is no such work."""
+    keys = _gpu_work_keys(schema, ids_only)
     if not keys:
         return None
     event_class = f"eventClass IN ({_RUNTIME_CLASS}, {_DRIVER_CLASS})" if schema.has(RUNTIME, "eventClass") else "1"
+    if ids_only:  # a NULL globalTid has no pid: the pair never matches it
+        return f"{event_class} AND correlationId IN ({keys}) AND globalTid IS NOT NULL"
     return f"{event_class} AND (correlationId, (globalTid >> 24) & 16777215) IN ({keys})"
 
 
-def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
-    rows_read = _api_rows(schema)
-    if not schema.has(RUNTIME) or rows_read is None:
+def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds, work: list) -> list:
+    """The API calls that launched ``work`` (the kernels and memcpy/memsets read), by _api_rows."""
+    if not schema.has(RUNTIME) or _api_rows(schema) is None:
         return []
+    # One process (its pid not 0: no GPU row's globalPid was NULL) launched all the work: its calls
+    # are found by correlation id alone, cheaper to test in SQL than the (id, pid) pair; another
+    # process's calls with a launching id are then dropped here, which leaves what the pair selects.
+    work_pids = set(map(_pid, work))
+    one_process = len(work_pids) == 1 and 0 not in work_pids
+    rows_read = _api_rows(schema, ids_only=one_process)
     event_class = schema.column(RUNTIME, "eventClass", str(_RUNTIME_CLASS))
     rows = db.execute(
         f"SELECT start, end, correlationId, globalTid, nameId, {event_class} FROM {RUNTIME} WHERE {rows_read}"
@@ -290,7 +325,9 @@ def _apis(db, schema: Schema, strings: Strings, ids: _GlobalIds) -> list:
         pid, tid = ids[global_tid]
         kind = "driver" if event_class == _DRIVER_CLASS else "runtime"
         append(ApiRecord(name, start, end, correlation, tid, pid, kind))
-    sort_by_start(apis, RUNTIME)
+    if one_process and set(map(_pid, apis)) - work_pids:
+        apis = [api for api in apis if api.pid in work_pids]
+    sort_by_start(apis)
     return apis
 
 
@@ -298,12 +335,9 @@ def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list,
     if not schema.has(NVTX):
         return [], []
     col = partial(schema.column, NVTX)
-    domains = {None: "", 0: ""}
-    if schema.has(NVTX, "domainId"):
-        rows = db.execute(f"SELECT domainId, text FROM {NVTX} WHERE eventType = {_NVTX_DOMAIN_CREATE}")
-        domains.update((domain, str(decode(name) or "")) for domain, name in rows)
+    last_nvtx, domains = _last_time_and_domains(db, schema)
     # A range never closed lasts to the end of the capture: past every NVTX event and API call.
-    capture_end = max(db.execute(f"SELECT max(COALESCE(end, start)) FROM {NVTX}").fetchone()[0] or 0, last_api_end)
+    capture_end = max(last_nvtx or 0, last_api_end)
     text = "COALESCE(n.text, s.value)" if schema.has(NVTX, "textId") and schema.has("StringIds") else "n.text"
     join = "LEFT JOIN StringIds AS s ON s.id = n.textId" if text != "n.text" else ""
     query = (
@@ -315,6 +349,35 @@ def _nvtx(db, schema: Schema, ids: _GlobalIds, last_api_end: int) -> tuple[list,
         f"WHERE n.eventType IN {_NVTX_RANGE_TYPES}"
     )
     return ranges_from_query(db, query, "n.start, stop DESC, n.globalTid", (capture_end,), ids, domains)
+
+
+#: A domain's creation row as _last_time_and_domains' scan writes it: the domainId (an integer or NULL),
+#: then the type of its text and the text's bytes in hex.
+_DOMAIN_ROW = re.compile(r"(-?\d+|NULL) (text|null) ([0-9A-F]*)\Z")
+
+
+def _last_time_and_domains(db, schema: Schema) -> tuple:
+    """The latest time of any NVTX row, ``max(COALESCE(end, start))``, and the domain names {domainId: name},
+    from one scan of NVTX_EVENTS (a scan each cost 0.15 s of the x20000 export): the domain rows come back
+    as one text, read back here. Rows that text cannot hold as they are (a domainId or a name that SQLite
+    stores as a number or blob) or a database whose text is not UTF-8 are read by a query of their own."""
+    domains = {None: "", 0: ""}
+    last = f"max(COALESCE(end, start)) FROM {NVTX}"
+    if not schema.has(NVTX, "domainId"):
+        return db.execute(f"SELECT {last}").fetchone()[0], domains
+    written, last_time = db.execute(
+        f"SELECT group_concat(CASE WHEN eventType = {_NVTX_DOMAIN_CREATE} THEN "
+        f"quote(domainId) || ' ' || typeof(text) || ' ' || hex(text) END, ','), {last}"
+    ).fetchone()
+    parsed = [_DOMAIN_ROW.match(row) for row in decode(written).split(",")] if written else []
+    if all(parsed) and db.execute("PRAGMA encoding").fetchone()[0] == b"UTF-8":
+        for domain, kind, hex_text in (row.groups() for row in parsed if row is not None):
+            name = bytes.fromhex(hex_text).decode("utf-8", "replace") if kind == "text" else ""
+            domains[None if domain == "NULL" else int(domain)] = name
+    else:
+        rows = db.execute(f"SELECT domainId, text FROM {NVTX} WHERE eventType = {_NVTX_DOMAIN_CREATE}")
+        domains.update((domain, str(decode(name) or "")) for domain, name in rows)
+    return last_time, domains
 
 
 def _devices(db, schema: Schema, used: set) -> list:

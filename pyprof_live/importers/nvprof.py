@@ -115,7 +115,7 @@ def _apis(db, schema: Schema) -> list:
             ApiRecord(name_of[cbid], start, end, correlation, tid, pid, kind)
             for cbid, start, end, correlation, pid, tid in rows
         )
-    sort_by_start(apis, "CUPTI_ACTIVITY_KIND_RUNTIME or _DRIVER")
+    sort_by_start(apis)
     return apis
 
 
@@ -164,7 +164,7 @@ def _kernels(db, schema: Schema, strings: Strings, launching_pid) -> list:
                 shared_dynamic,
             ) in rows
         )
-    sort_by_start(kernels, " or ".join(_KERNEL_TABLES))
+    sort_by_start(kernels)
     return kernels
 
 
@@ -181,7 +181,7 @@ def _memops(db, schema: Schema, launching_pid) -> list:
             memory_record(kind, start, end, size, copy, device, stream, correlation, launching_pid(correlation))
             for start, end, size, copy, device, stream, correlation in rows
         )
-    sort_by_start(memops, " or ".join(t for t, _ in _MEMORY_TABLES))
+    sort_by_start(memops)
     return memops
 
 

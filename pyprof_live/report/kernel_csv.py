@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import csv
 from dataclasses import fields
-from operator import attrgetter
+from itertools import count
+from operator import attrgetter, lt
 
 from ..analysis import roofline as roofline_cells
 from ..gcpause import paused_gc
@@ -285,21 +286,35 @@ def _op_keys(ops) -> list:
     None: a compiled kernel call (its cells name its fused ops, by index) or an unhashable field."""
     keys: list = [None] * len(ops)
     known: dict = {}
+    for i in _parents_first(ops):
+        op = ops[i]
+        parent = op.parent
+        outer = keys[parent] if parent != NO_LINK else -1
+        if outer is None or op.kind == COMPILED:
+            continue
+        try:
+            keys[i] = known.setdefault((_op_fields(op), outer), len(known))
+        except TypeError:  # an unhashable value in a field: this op's cells are made every time
+            pass
+    return keys
+
+
+_parent = attrgetter("parent")
+
+
+def _parents_first(ops) -> range | list:
+    """Op indices, each op's enclosing op before it: index order when every op's parent comes before it
+    in the list (importers and live capture give ops by start; checked in C), else made by walking up."""
+    if all(map(lt, map(_parent, ops), count())):  # NO_LINK (-1) is below every index
+        return range(len(ops))
+    order: list = []
     done = [False] * len(ops)
     for i in range(len(ops)):
         chain = []
         j = i
-        while j != NO_LINK and not done[j]:  # the enclosing ops not keyed yet, innermost first
+        while j != NO_LINK and not done[j]:  # the enclosing ops not placed yet, innermost first
+            done[j] = True
             chain.append(j)
             j = ops[j].parent
-        for j in reversed(chain):
-            op, parent = ops[j], ops[j].parent
-            outer = keys[parent] if parent != NO_LINK else -1
-            done[j] = True
-            if outer is None or op.kind == COMPILED:
-                continue
-            try:
-                keys[j] = known.setdefault((_op_fields(op), outer), len(known))
-            except TypeError:  # an unhashable value in a field: this op's cells are made every time
-                pass
-    return keys
+        order.extend(reversed(chain))
+    return order
