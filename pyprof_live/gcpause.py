@@ -28,7 +28,7 @@ def paused_gc(long_lived: bool = False):
     gc.disable()
     try:
         yield
-        if promote:
+        if promote and not gc.get_freeze_count():  # again: another thread may have frozen meanwhile
             _into_oldest_generation()
     finally:
         if collecting:

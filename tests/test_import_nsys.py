@@ -405,15 +405,17 @@ def test_null_launch_dimensions_read_as_not_recorded(export, tmp_path):
     assert (relu.name, relu.grid, relu.block, relu.registers) == ("relu_kernel", (0, 1, 1), (256, 1, 0), 0)
 
 
-def test_calls_of_a_one_process_export_are_those_that_launched_its_work(export, tmp_path):
+@pytest.mark.parametrize("global_tid", ["NULL", "'junk'", f"{gtid(100, 100)}.5"])
+def test_calls_of_a_one_process_export_are_those_that_launched_its_work(export, tmp_path, global_tid):
     # Process B's kernel removed: all GPU work is process A's (read by correlation id alone). B's call
-    # with A's id 1 launched nothing of its own process, and a call without a globalTid has no process:
-    # neither is read, as when several processes launch work (the (id, pid) pair test).
+    # with A's id 1 launched nothing of its own process, and a call whose globalTid is not an integer
+    # (NULL, a text, a real) has no process: neither is read, as when several processes launch work
+    # (the (id, pid) pair test), so the export imports as it did before the selection by id alone.
     path = _altered(
         export,
         tmp_path,
         f"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = {gtid(200, 0)}",
-        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (50, 55, 0, NULL, 2, 1, 0, NULL)",
+        f"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (50, 55, 0, {global_tid}, 2, 1, 0, NULL)",
     )
     apis = load_nsys(path).records.apis
     assert [(a.pid, a.tid, a.correlation) for a in apis] == [

@@ -296,8 +296,8 @@ def _api_rows(schema: Schema, ids_only: bool = False) -> str | None:
     if not keys:
         return None
     event_class = f"eventClass IN ({_RUNTIME_CLASS}, {_DRIVER_CLASS})" if schema.has(RUNTIME, "eventClass") else "1"
-    if ids_only:  # a NULL globalTid has no pid: the pair never matches it
-        return f"{event_class} AND correlationId IN ({keys}) AND globalTid IS NOT NULL"
+    if ids_only:  # only an integer globalTid has a pid: the pair never matches NULL, and no text or real is a thread
+        return f"{event_class} AND correlationId IN ({keys}) AND typeof(globalTid) = 'integer'"
     return f"{event_class} AND (correlationId, (globalTid >> 24) & 16777215) IN ({keys})"
 
 
