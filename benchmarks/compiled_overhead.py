@@ -25,6 +25,13 @@ Measured so that a difference smaller than the machine's noise can still be reso
   median and quartiles over rounds are printed, per step and per Inductor kernel call;
 - the ratio to torch.profiler is the ratio of the median added times; its resolution is stated:
   when the quartile ranges of the two added times overlap, the ratio is marked "(unresolved)".
+- before each run, outside its time, the young and middle generations are collected (gc.collect(1)):
+  no configuration pays for freeing another's garbage. torch.profiler leaves its profile (with its C++
+  results, every recorded shape) as cyclic garbage when its run returns; without this, the next
+  automatic collection tore it down, and only pyprof_live's runs allocate enough Python objects to
+  trigger one: 6 of 15 of its runs paid 5.4-10.8 ms for it (gc.callbacks), and perf samples split by
+  configuration found kineto's and the profiler's destructors inside them. Its teardown now counts for
+  no configuration (torch.profiler's added time leaves it out: 5.5 ms per 10-step profile);
 - the default batch is 1: what a profiler adds is per op and per kernel call, the same at any batch,
   while the step's own time and its noise grow with the batch; at batch 8 the plain runs' quartile
   range (~14 ms/step) hid both added times (~3-7 ms/step).
@@ -36,6 +43,7 @@ Goal (issue #11): pyprof_live <= 1.3x plain, and its added time <= 0.5x torch.pr
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import sys
@@ -214,6 +222,7 @@ def main():
     for _ in range(args.rounds):
         shuffle(order)
         for name in order:
+            gc.collect(1)  # garbage left by the runs before is nobody's (see the docstring)
             start_wall, start_cpu = time.perf_counter(), time.process_time()
             CONFIGS[name](step, args.iters)
             cpu[name].append(time.process_time() - start_cpu)
