@@ -20,6 +20,7 @@ the slow search for the exact bad record runs only when a column fails.
 from __future__ import annotations
 
 import dataclasses
+import os
 from itertools import chain
 from operator import attrgetter, lt
 from typing import NamedTuple
@@ -104,12 +105,30 @@ def first_problem(records, fields: dict | None = None) -> Problem | None:
 _CHUNK = 1 << 16
 
 
+def _load_native():
+    """``ints_fit`` of the C pass (``_int_fields.c``), or None where it is not built (or not wanted:
+    ``PYPROF_LIVE_NATIVE=0``)."""
+    if os.environ.get("PYPROF_LIVE_NATIVE", "1") == "0":
+        return None
+    try:
+        from ._int_fields import ints_fit
+    except ImportError:
+        return None
+    return ints_fit
+
+
+#: The C integer pass :func:`_ints_fit` uses; None: the Python one below (same answers, same errors).
+native = _load_native()
+
+
 def _ints_fit(items: list, fields: list) -> bool:
     """Whether every value of these integer fields is an int within TIME_LIMIT, which passes every
     check :func:`_ints_problem` makes (type, time range, 64 bits): one pass over all the fields, not one
     per field (a million kernels have a dozen). False: check each field, to name the first bad value."""
     if len(fields) < 2:
         return False
+    if native is not None and items.__class__ is list:
+        return native(items, tuple(fields), TIME_LIMIT, _CHUNK)
     values_of = attrgetter(*fields)
     for at in range(0, len(items), _CHUNK):
         values = list(chain.from_iterable(map(values_of, items[at : at + _CHUNK])))

@@ -1,0 +1,125 @@
+/* record_checks._ints_fit in C: whether every named integer field of every record is an int (exactly:
+ * not a bool or another int subclass) within [-limit, limit].
+ *
+ * The Python pass builds a list of all the values (19 M for a million kernels and their launches) and
+ * scans it three times (types, min, max); this reads each value in place once. It answers the same
+ * yes/no, and the records it reads raise the same errors (a missing attribute: AttributeError), so the
+ * slow search that names the first bad record stays in Python, shared by both paths.
+ *
+ * A slotted dataclass keeps each field at a fixed offset in the object (a member descriptor, T_OBJECT_EX);
+ * for a record of the type last seen, read there. Anything else (another class, an overridden
+ * __getattribute__ or __getattr__, a property, an unset slot) goes through PyObject_GetAttr, as
+ * attrgetter does. The fast path runs no Python code, so nothing can change the list or a class under it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#ifndef Py_T_OBJECT_EX
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+typedef struct {
+    PyTypeObject *type;  /* borrowed (a record in the list holds it); NULL: no fast path yet */
+    Py_ssize_t *offsets; /* one per field */
+} Slots;
+
+/* Offsets of the fields as slots of ``type``; 0 (no fast path) when any field is not a plain slot. */
+static int find_slots(Slots *slots, PyTypeObject *type, PyObject *const *names, Py_ssize_t count) {
+    slots->type = NULL;
+    if (type->tp_getattro != PyObject_GenericGetAttr)
+        return 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        /* What PyObject_GenericGetAttr finds first in the MRO (borrowed, sets no error). */
+        PyObject *descr = _PyType_Lookup(type, names[i]);
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type)
+            return 0;
+        /* A member descriptor of another class (copied into this one) would raise TypeError when read:
+         * its offset means nothing here. */
+        if (!PyType_IsSubtype(type, PyDescr_TYPE(descr)))
+            return 0;
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type != Py_T_OBJECT_EX || (member->flags & PY_AUDIT_READ))
+            return 0;
+        slots->offsets[i] = member->offset;
+    }
+    slots->type = type;
+    return 1;
+}
+
+/* 1: an exact int within [-limit, limit]; 0: not. */
+static int fits(PyObject *value, long long limit) {
+    if (Py_TYPE(value) != &PyLong_Type)
+        return 0;
+    int overflow;
+    long long number = PyLong_AsLongLongAndOverflow(value, &overflow); /* an exact int: cannot fail */
+    return !overflow && number >= -limit && number <= limit;
+}
+
+static PyObject *ints_fit(PyObject *module, PyObject *args) {
+    PyObject *items, *names;
+    long long limit;
+    Py_ssize_t chunk;
+    if (!PyArg_ParseTuple(args, "O!O!Ln", &PyList_Type, &items, &PyTuple_Type, &names, &limit, &chunk))
+        return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    if (chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "ints_fit: chunk must be >= 1");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i))) {
+            PyErr_SetString(PyExc_TypeError, "ints_fit: field names must be str");
+            return NULL;
+        }
+    PyObject *const *field = &PyTuple_GET_ITEM(names, 0);
+    Slots slots = {NULL, PyMem_New(Py_ssize_t, count ? count : 1)};
+    if (slots.offsets == NULL)
+        return PyErr_NoMemory();
+    int all_fit = 1;
+    /* PyList_GET_SIZE each time: a slow-path getattr could run code that shortens the list. */
+    for (Py_ssize_t at = 0; at < PyList_GET_SIZE(items); at++) {
+        PyObject *record = PyList_GET_ITEM(items, at);
+        Py_INCREF(record);
+        PyTypeObject *type = Py_TYPE(record);
+        int fast = (type == slots.type) || find_slots(&slots, type, field, count);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *value = fast ? *(PyObject **)((char *)record + slots.offsets[i]) : NULL;
+            if (value != NULL) {
+                all_fit &= fits(value, limit);
+                continue;
+            }
+            value = PyObject_GetAttr(record, field[i]);
+            slots.type = NULL; /* it may have run code that changed a class: look the slots up again */
+            fast = 0;
+            if (value == NULL) {
+                Py_DECREF(record);
+                PyMem_Free(slots.offsets);
+                return NULL;
+            }
+            all_fit &= fits(value, limit);
+            Py_DECREF(value);
+        }
+        Py_DECREF(record);
+        /* The Python pass reads a whole chunk before it checks it: an unreadable field later in the chunk
+         * raises there even after a bad value, so stop only at a chunk's end. */
+        if (!all_fit && ((at + 1) % chunk == 0))
+            break;
+    }
+    PyMem_Free(slots.offsets);
+    return PyBool_FromLong(all_fit);
+}
+
+static PyMethodDef methods[] = {
+    {"ints_fit", ints_fit, METH_VARARGS,
+     "ints_fit(items: list, names: tuple, limit: int, chunk: int) -> bool: every named field of every item an "
+     "exact int within [-limit, limit] (errors of attribute reads propagate; reads go on to the end of the "
+     "chunk of ``chunk`` items in which a value fails, as record_checks' Python pass does)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "pyprof_live._int_fields", "record_checks._ints_fit in C.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__int_fields(void) { return PyModule_Create(&module_def); }
