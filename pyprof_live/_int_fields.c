@@ -1,5 +1,8 @@
-/* record_checks._ints_fit in C: whether every named integer field of every record is an int (exactly:
- * not a bool or another int subclass) within [-limit, limit].
+/* record_checks' passes over every record's integer fields, in C (the Python passes beside them in
+ * record_checks.py give the same answers and errors; PYPROF_LIVE_NATIVE=0 selects those).
+ *
+ * ints_fit (record_checks._ints_fit): whether every named integer field of every record is an int
+ * (exactly: not a bool or another int subclass) within [-limit, limit].
  *
  * The Python pass builds a list of all the values (19 M for a million kernels and their launches) and
  * scans it three times (types, min, max); this reads each value in place once. It answers the same
@@ -10,6 +13,10 @@
  * for a record of the type last seen, read there. Anything else (another class, an overridden
  * __getattribute__ or __getattr__, a property, an unset slot) goes through PyObject_GetAttr, as
  * attrgetter does. The fast path runs no Python code, so nothing can change the list or a class under it.
+ *
+ * any_reversed (record_checks.drop_reversed's test): whether any record's end is before its start,
+ * read and compared as ``any(map(operator.lt, ends, starts))`` does (end read before start; two exact
+ * ints compared here, anything else by Python's ``<``, whose errors propagate).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -110,16 +117,85 @@ static PyObject *ints_fit(PyObject *module, PyObject *args) {
     return PyBool_FromLong(all_fit);
 }
 
+static PyObject *end_and_start; /* ("end", "start"), interned: made at import */
+
+/* The value of field ``i`` of ``record`` (a new reference; NULL with an error set), from its slot when
+ * ``fast``; a getattr clears ``slots`` (it may have run code that changed a class). */
+static PyObject *read_field(PyObject *record, Slots *slots, int *fast, Py_ssize_t i, PyObject *name) {
+    if (*fast) {
+        PyObject *value = *(PyObject **)((char *)record + slots->offsets[i]);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    PyObject *value = PyObject_GetAttr(record, name);
+    slots->type = NULL;
+    *fast = 0;
+    return value;
+}
+
+/* 1: end < start; 0: not; -1: an error (Python's ``<`` raised). */
+static int before(PyObject *end, PyObject *start) {
+    if (Py_TYPE(end) == &PyLong_Type && Py_TYPE(start) == &PyLong_Type) {
+        int end_over, start_over;
+        long long e = PyLong_AsLongLongAndOverflow(end, &end_over);
+        long long s = PyLong_AsLongLongAndOverflow(start, &start_over);
+        if (!end_over && !start_over)
+            return e < s;
+    }
+    return PyObject_RichCompareBool(end, start, Py_LT);
+}
+
+static PyObject *any_reversed(PyObject *module, PyObject *items) {
+    if (!PyList_CheckExact(items)) {
+        PyErr_SetString(PyExc_TypeError, "any_reversed: a list");
+        return NULL;
+    }
+    PyObject *const *field = &PyTuple_GET_ITEM(end_and_start, 0);
+    Py_ssize_t offsets[2];
+    Slots slots = {NULL, offsets};
+    int found = 0;
+    for (Py_ssize_t at = 0; !found && at < PyList_GET_SIZE(items); at++) {
+        PyObject *record = PyList_GET_ITEM(items, at);
+        Py_INCREF(record);
+        PyTypeObject *type = Py_TYPE(record);
+        int fast = (type == slots.type) || find_slots(&slots, type, field, 2);
+        PyObject *end = read_field(record, &slots, &fast, 0, field[0]);
+        PyObject *start = end == NULL ? NULL : read_field(record, &slots, &fast, 1, field[1]);
+        found = start == NULL ? -1 : before(end, start);
+        Py_XDECREF(start);
+        Py_XDECREF(end);
+        Py_DECREF(record);
+    }
+    if (found < 0)
+        return NULL;
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef methods[] = {
     {"ints_fit", ints_fit, METH_VARARGS,
      "ints_fit(items: list, names: tuple, limit: int, chunk: int) -> bool: every named field of every item an "
      "exact int within [-limit, limit] (errors of attribute reads propagate; reads go on to the end of the "
      "chunk of ``chunk`` items in which a value fails, as record_checks' Python pass does)."},
+    {"any_reversed", any_reversed, METH_O,
+     "any_reversed(items: list) -> bool: any(end < start) over the items, reading and comparing as "
+     "any(map(operator.lt, map(attrgetter('end'), items), map(attrgetter('start'), items))) does."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "pyprof_live._int_fields", "record_checks._ints_fit in C.", -1, methods,
+    PyModuleDef_HEAD_INIT, "pyprof_live._int_fields", "record_checks' passes over integer fields, in C.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__int_fields(void) { return PyModule_Create(&module_def); }
+PyMODINIT_FUNC PyInit__int_fields(void) {
+    if (end_and_start == NULL) {
+        PyObject *end = PyUnicode_InternFromString("end"), *start = PyUnicode_InternFromString("start");
+        end_and_start = (end && start) ? PyTuple_Pack(2, end, start) : NULL;
+        Py_XDECREF(end);
+        Py_XDECREF(start);
+        if (end_and_start == NULL)
+            return NULL;
+    }
+    return PyModule_Create(&module_def);
+}

@@ -105,20 +105,21 @@ def first_problem(records, fields: dict | None = None) -> Problem | None:
 _CHUNK = 1 << 16
 
 
-def _load_native():
-    """``ints_fit`` of the C pass (``_int_fields.c``), or None where it is not built (or not wanted:
-    ``PYPROF_LIVE_NATIVE=0``)."""
+def _load_native() -> tuple:
+    """``(ints_fit, any_reversed)`` of the C passes (``_int_fields.c``), or Nones where they are not built
+    (or not wanted: ``PYPROF_LIVE_NATIVE=0``)."""
     if os.environ.get("PYPROF_LIVE_NATIVE", "1") == "0":
-        return None
+        return None, None
     try:
-        from ._int_fields import ints_fit
+        from ._int_fields import any_reversed, ints_fit
     except ImportError:
-        return None
-    return ints_fit
+        return None, None
+    return ints_fit, any_reversed
 
 
-#: The C integer pass :func:`_ints_fit` uses; None: the Python one below (same answers, same errors).
-native = _load_native()
+#: The C passes :func:`_ints_fit` and :func:`drop_reversed` use; None: the Python ones here (same answers,
+#: same errors).
+native, native_any_reversed = _load_native()
 
 
 def _ints_fit(items: list, fields: list) -> bool:
@@ -296,11 +297,21 @@ def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges", 
     dropped = {}
     for name in lists:
         items: list = getattr(records, name, [])  # an importer's builder may not hold every list
-        if any(map(lt, map(attrgetter("end"), items), map(attrgetter("start"), items))):
+        if _any_reversed(items):
             kept = [r for r in items if r.end >= r.start]
             dropped[name] = len(items) - len(kept)
             items[:] = kept
     return dropped
+
+
+def _any_reversed(items) -> bool:
+    """Whether some record's end is before its start."""
+    if native_any_reversed is not None and items.__class__ is list:
+        return native_any_reversed(items)
+    return any(map(lt, map(_end, items), map(_start, items)))
+
+
+_start, _end = attrgetter("start"), attrgetter("end")
 
 
 def reversed_warning(dropped: dict, unit: str = "events") -> str:

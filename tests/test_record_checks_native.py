@@ -1,9 +1,10 @@
-"""The C integer pass of the record checks (pyprof_live/_int_fields.c) answers as the Python pass does.
+"""The C passes of the record checks (pyprof_live/_int_fields.c) answer as the Python passes do.
 
 record_checks._ints_fit decides whether all integer fields of a record list are exact ints within
 2**62; when not, the per-field Python checks name the first bad record. Both passes must give the same
 yes/no on every value a damaged file can produce (bool, float, str, None, huge ints, int subclasses) and
 raise the same error for an unreadable field, so ``first_problem`` reports the same Problem either way.
+drop_reversed's test (any record whose end is before its start) likewise, in C and in Python.
 Each case runs both passes on the same records and compares answers or errors.
 """
 
@@ -54,9 +55,10 @@ def kernels(count: int = 5) -> list:
 
 
 def outcome(items, fields):
-    """_ints_fit's answer, or the type and text of the error it raised."""
+    """_ints_fit's answer (``fields`` None: _any_reversed's), or the type and text of the error it raised:
+    the error itself is what both passes must agree on."""
     try:
-        return record_checks._ints_fit(items, fields)
+        return record_checks._ints_fit(items, fields) if fields is not None else record_checks._any_reversed(items)
     except Exception as error:
         return type(error), str(error)
 
@@ -66,6 +68,7 @@ def both(items, fields, monkeypatch):
     native = outcome(items, fields)
     with monkeypatch.context() as patch:
         patch.setattr(record_checks, "native", None)
+        patch.setattr(record_checks, "native_any_reversed", None)
         python = outcome(items, fields)
     return native, python
 
@@ -214,6 +217,56 @@ def test_python_pass_alone_names_the_bad_record(monkeypatch):
     assert str(problem) == "kernels[2]: device is a boolean (True), expected an integer"
 
 
+@needs_native
+@pytest.mark.parametrize(
+    "end, start, reversed_",
+    [
+        (5, 5, False),
+        (4, 5, True),
+        (-(1 << 62), 1 << 62, True),
+        (1 << 70, 1 << 64, False),  # beyond long long: Python's < compares them
+        (-(1 << 70), 0, True),
+        (True, 2, True),  # a bool and an int subclass compare as numbers, as Python's < does
+        (Count(1), 0, False),
+        (4.5, 5, True),
+        (None, 5, (TypeError, "'<' not supported between instances of 'NoneType' and 'int'")),
+        ("4", 5, (TypeError, "'<' not supported between instances of 'str' and 'int'")),
+    ],
+    ids=repr,
+)
+def test_any_reversed_compares_as_python_does(end, start, reversed_, monkeypatch):
+    items = kernels()
+    items[3].end, items[3].start = end, start
+    assert both(items, None, monkeypatch) == (reversed_, reversed_)
+
+
+@needs_native
+def test_any_reversed_reads_end_then_start_and_stops_at_the_first(monkeypatch):
+    items = kernels(6)
+    del items[2].start
+    del items[2].end
+    message = "'KernelRecord' object has no attribute 'end'"  # end is read first
+    assert both(items, None, monkeypatch) == ((AttributeError, message),) * 2
+    items[1].end = -1  # a reversed record before the unreadable one: both stop there
+    assert both(items, None, monkeypatch) == (True, True)
+    items = kernels(3)
+    items[1].__class__ = BrokenKernel  # reads of start and end are plain: fine
+    items[2].__class__ = LoudKernel  # end reads -1: reversed
+    assert both(items, None, monkeypatch) == (True, True)
+    assert both([Foreign()], None, monkeypatch) == (outcome([Foreign()], ["end", "start"]),) * 2
+    assert both([], None, monkeypatch) == (False, False)
+
+
+def test_drop_reversed_without_the_c_pass(monkeypatch):
+    # Kernels 1 and 3 end before they start (5 < 10, 25 < 30): both left out, counted.
+    monkeypatch.setattr(record_checks, "native_any_reversed", None)
+    items = kernels()
+    items[1].end, items[3].end = 5, 25
+    records = Records(kernels=items)
+    assert record_checks.drop_reversed(records) == {"kernels": 2}
+    assert [k.start for k in records.kernels] == [0, 20, 40]
+
+
 def test_native_zero_selects_the_python_pass(monkeypatch):
     monkeypatch.setenv("PYPROF_LIVE_NATIVE", "0")
-    assert record_checks._load_native() is None
+    assert record_checks._load_native() == (None, None)
