@@ -14,6 +14,9 @@
  * __getattribute__ or __getattr__, a property, an unset slot) goes through PyObject_GetAttr, as
  * attrgetter does. The fast path runs no Python code, so nothing can change the list or a class under it.
  *
+ * starts_ascending (importers' sort_by_start): whether the records are in start order already (every
+ * start an exact int, none below the one before), so sorting them by start would leave them as they are.
+ *
  * any_reversed (record_checks.drop_reversed's test): whether any record's end is before its start,
  * read and compared as ``any(map(operator.lt, ends, starts))`` does (end read before start; two exact
  * ints compared here, anything else by Python's ``<``, whose errors propagate).
@@ -153,7 +156,7 @@ static PyObject *any_reversed(PyObject *module, PyObject *items) {
         return NULL;
     }
     PyObject *const *field = &PyTuple_GET_ITEM(end_and_start, 0);
-    Py_ssize_t offsets[2];
+    Py_ssize_t offsets[2] = {0, 0};
     Slots slots = {NULL, offsets};
     int found = 0;
     for (Py_ssize_t at = 0; !found && at < PyList_GET_SIZE(items); at++) {
@@ -173,6 +176,34 @@ static PyObject *any_reversed(PyObject *module, PyObject *items) {
     return PyBool_FromLong(found);
 }
 
+static PyObject *starts_ascending(PyObject *module, PyObject *items) {
+    if (!PyList_CheckExact(items)) {
+        PyErr_SetString(PyExc_TypeError, "starts_ascending: a list");
+        return NULL;
+    }
+    PyObject *const *field = &PyTuple_GET_ITEM(end_and_start, 1);
+    Py_ssize_t offsets[1] = {0};
+    Slots slots = {NULL, offsets};
+    long long last = LLONG_MIN;
+    for (Py_ssize_t at = 0; at < PyList_GET_SIZE(items); at++) {
+        PyObject *record = PyList_GET_ITEM(items, at);
+        Py_INCREF(record);
+        PyTypeObject *type = Py_TYPE(record);
+        int fast = (type == slots.type) || find_slots(&slots, type, field, 1);
+        PyObject *start = read_field(record, &slots, &fast, 0, field[0]);
+        Py_DECREF(record);
+        if (start == NULL) /* sorting by start would read it first and raise the same */
+            return NULL;
+        int overflow = 1;
+        long long value = Py_TYPE(start) == &PyLong_Type ? PyLong_AsLongLongAndOverflow(start, &overflow) : 0;
+        Py_DECREF(start);
+        if (overflow || value < last) /* not an exact 64-bit int, or out of order: the sort decides */
+            Py_RETURN_FALSE;
+        last = value;
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"ints_fit", ints_fit, METH_VARARGS,
      "ints_fit(items: list, names: tuple, limit: int, chunk: int) -> bool: every named field of every item an "
@@ -181,6 +212,9 @@ static PyMethodDef methods[] = {
     {"any_reversed", any_reversed, METH_O,
      "any_reversed(items: list) -> bool: any(end < start) over the items, reading and comparing as "
      "any(map(operator.lt, map(attrgetter('end'), items), map(attrgetter('start'), items))) does."},
+    {"starts_ascending", starts_ascending, METH_O,
+     "starts_ascending(items: list) -> bool: every item's start an exact int, none below the one before "
+     "(False: not known; errors of reading a start propagate, as sorting by it would raise them)."},
     {NULL, NULL, 0, NULL},
 };
 

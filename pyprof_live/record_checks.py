@@ -106,20 +106,20 @@ _CHUNK = 1 << 16
 
 
 def _load_native() -> tuple:
-    """``(ints_fit, any_reversed)`` of the C passes (``_int_fields.c``), or Nones where they are not built
-    (or not wanted: ``PYPROF_LIVE_NATIVE=0``)."""
+    """``(ints_fit, any_reversed, starts_ascending)`` of the C passes (``_int_fields.c``), or Nones where
+    they are not built (or not wanted: ``PYPROF_LIVE_NATIVE=0``)."""
     if os.environ.get("PYPROF_LIVE_NATIVE", "1") == "0":
-        return None, None
+        return None, None, None
     try:
-        from ._int_fields import any_reversed, ints_fit
+        from ._int_fields import any_reversed, ints_fit, starts_ascending
     except ImportError:
-        return None, None
-    return ints_fit, any_reversed
+        return None, None, None
+    return ints_fit, any_reversed, starts_ascending
 
 
-#: The C passes :func:`_ints_fit` and :func:`drop_reversed` use; None: the Python ones here (same answers,
-#: same errors).
-native, native_any_reversed = _load_native()
+#: The C passes :func:`_ints_fit`, :func:`drop_reversed` and :func:`in_start_order` use; None: the Python
+#: ones here (same answers, same errors).
+native, native_any_reversed, native_starts_ascending = _load_native()
 
 
 def _ints_fit(items: list, fields: list) -> bool:
@@ -302,6 +302,13 @@ def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges", 
             dropped[name] = len(items) - len(kept)
             items[:] = kept
     return dropped
+
+
+def in_start_order(items: list) -> bool:
+    """Whether ``items`` are known to be sorted by start already (their starts exact 64-bit ints, none
+    below the one before): sorting them by start would change nothing. False: not known (no C pass, or
+    a start of another type, which the sort itself must compare or refuse)."""
+    return native_starts_ascending is not None and items.__class__ is list and native_starts_ascending(items)
 
 
 def _any_reversed(items) -> bool:

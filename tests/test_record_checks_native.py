@@ -4,7 +4,9 @@ record_checks._ints_fit decides whether all integer fields of a record list are 
 2**62; when not, the per-field Python checks name the first bad record. Both passes must give the same
 yes/no on every value a damaged file can produce (bool, float, str, None, huge ints, int subclasses) and
 raise the same error for an unreadable field, so ``first_problem`` reports the same Problem either way.
-drop_reversed's test (any record whose end is before its start) likewise, in C and in Python.
+drop_reversed's test (any record whose end is before its start) likewise, in C and in Python; and the
+importers' sort by start, skipped when the C pass finds the records in order already, must leave the
+same list (or raise the same error) as the sort alone.
 Each case runs both passes on the same records and compares answers or errors.
 """
 
@@ -13,6 +15,7 @@ import enum
 import pytest
 
 from pyprof_live import record_checks
+from pyprof_live.importers._sqlite import sort_by_start
 from pyprof_live.record_checks import TIME_LIMIT, first_problem
 from pyprof_live.records import ApiRecord, KernelRecord, Records
 
@@ -267,6 +270,58 @@ def test_drop_reversed_without_the_c_pass(monkeypatch):
     assert [k.start for k in records.kernels] == [0, 20, 40]
 
 
+def sorted_by_start(items, monkeypatch) -> tuple:
+    """(sort_by_start's list or error with the C check, the same with the sort alone), on copies."""
+    outcomes = []
+    for native in (record_checks.native_starts_ascending, None):
+        with monkeypatch.context() as patch:
+            patch.setattr(record_checks, "native_starts_ascending", native)
+            copy = list(items)
+            try:
+                sort_by_start(copy)
+                outcomes.append([id(item) for item in copy])
+            except Exception as error:
+                outcomes.append((type(error), str(error)))
+    return tuple(outcomes)
+
+
+@needs_native
+def test_records_in_start_order_are_left_as_the_sort_leaves_them(monkeypatch):
+    items = kernels(6)
+    items[2].start = items[3].start = 20  # a tie: kept in list order either way
+    assert record_checks.in_start_order(items) is True
+    assert sorted_by_start(items, monkeypatch) == ([id(k) for k in items],) * 2
+    # Out of order, or a start that is not an exact 64-bit int: the C check says "not known", the sort runs.
+    for at, start in ((4, 5), (1, True), (1, 10.0), (5, 1 << 64), (0, -(1 << 64))):
+        changed = kernels(6)
+        changed[at].start = start
+        assert record_checks.in_start_order(changed) is False
+        native, python = sorted_by_start(changed, monkeypatch)
+        assert native == python
+    changed = kernels(6)
+    changed[4].start = 5  # 0 10 20 30 5 50 -> kernels 0, 4, 1, 2, 3, 5
+    assert sorted_by_start(changed, monkeypatch)[0] == [id(changed[k]) for k in (0, 4, 1, 2, 3, 5)]
+
+
+@needs_native
+def test_a_start_the_sort_cannot_read_or_compare_fails_the_same_way(monkeypatch):
+    items = kernels(4)
+    items[2].start = None  # a NULL start: None < int
+    assert (
+        sorted_by_start(items, monkeypatch)
+        == ((TypeError, "'<' not supported between instances of 'NoneType' and 'int'"),) * 2
+    )
+    items = kernels(4)
+    del items[1].start
+    assert (
+        sorted_by_start(items, monkeypatch) == ((AttributeError, "'KernelRecord' object has no attribute 'start'"),) * 2
+    )
+    items = kernels(4)
+    items[3].__class__ = LoudKernel  # reads through __getattribute__: start as stored, still in order
+    assert record_checks.in_start_order(items) is True
+    assert record_checks.in_start_order(tuple(kernels(3))) is False  # not a list: the sort decides
+
+
 def test_native_zero_selects_the_python_pass(monkeypatch):
     monkeypatch.setenv("PYPROF_LIVE_NATIVE", "0")
-    assert record_checks._load_native() == (None, None)
+    assert record_checks._load_native() == (None, None, None)
