@@ -9,8 +9,8 @@ TORCH := torch==2.13.0
 
 .PHONY: demo test test-torch-matrix lint clean
 
-# setup.py and _hook.c: pip install -e builds the optional C op hook in place (a failed build leaves the pure-Python hook).
-$(VENV)/.installed: pyproject.toml setup.py pyprof_live/capture/_hook.c
+# setup.py and the .c files: pip install -e builds the optional C extensions in place (a failed build leaves the pure-Python code).
+$(VENV)/.installed: pyproject.toml setup.py pyprof_live/capture/_hook.c pyprof_live/_int_fields.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
@@ -36,4 +36,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache build pyprof_live/capture/_hook*.so
+	rm -rf $(VENV) *.egg-info .pytest_cache build pyprof_live/capture/_hook*.so pyprof_live/_int_fields*.so

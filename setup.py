@@ -1,8 +1,11 @@
-"""The optional C op hook (pyprof_live/capture/_hook.c); everything else is in pyproject.toml.
+"""The optional C extensions; everything else is in pyproject.toml.
 
-``optional=True``: where it cannot be built (no compiler, no Python headers, another Python than 3.11+),
-the install goes on and pyprof_live uses its pure-Python hook (capture/recorder.py). ``pip install -e .``
-builds it in place (next to _hook.c), where both the venv and a checkout on PYTHONPATH import it.
+- pyprof_live/capture/_hook.c: the op hook's hot path (pure-Python twin: capture/recorder.py);
+- pyprof_live/_int_fields.c: the integer pass of the record checks (pure-Python twin: record_checks._ints_fit).
+
+``optional=True``: where one cannot be built (no compiler, no Python headers, another Python than 3.11+),
+the install goes on and pyprof_live uses the pure-Python code, which gives the same results. ``pip install -e .``
+builds them in place (next to their .c files), where both the venv and a checkout on PYTHONPATH import them.
 """
 
 from setuptools import Extension, setup
@@ -13,6 +16,7 @@ setup(
             "pyprof_live.capture._hook",
             sources=["pyprof_live/capture/_hook.c"],
             optional=True,
-        )
+        ),
+        Extension("pyprof_live._int_fields", sources=["pyprof_live/_int_fields.c"], optional=True),
     ]
 )

@@ -20,6 +20,7 @@ the slow search for the exact bad record runs only when a column fails.
 from __future__ import annotations
 
 import dataclasses
+import os
 from itertools import chain
 from operator import attrgetter, lt
 from typing import NamedTuple
@@ -104,12 +105,31 @@ def first_problem(records, fields: dict | None = None) -> Problem | None:
 _CHUNK = 1 << 16
 
 
+def _load_native() -> tuple:
+    """``(ints_fit, any_reversed, starts_ascending)`` of the C passes (``_int_fields.c``), or Nones where
+    they are not built (or not wanted: ``PYPROF_LIVE_NATIVE=0``)."""
+    if os.environ.get("PYPROF_LIVE_NATIVE", "1") == "0":
+        return None, None, None
+    try:
+        from ._int_fields import any_reversed, ints_fit, starts_ascending
+    except ImportError:
+        return None, None, None
+    return ints_fit, any_reversed, starts_ascending
+
+
+#: The C passes :func:`_ints_fit`, :func:`drop_reversed` and :func:`in_start_order` use; None: the Python
+#: ones here (same answers, same errors).
+native, native_any_reversed, native_starts_ascending = _load_native()
+
+
 def _ints_fit(items: list, fields: list) -> bool:
     """Whether every value of these integer fields is an int within TIME_LIMIT, which passes every
     check :func:`_ints_problem` makes (type, time range, 64 bits): one pass over all the fields, not one
     per field (a million kernels have a dozen). False: check each field, to name the first bad value."""
     if len(fields) < 2:
         return False
+    if native is not None and items.__class__ is list:
+        return native(items, tuple(fields), TIME_LIMIT, _CHUNK)
     values_of = attrgetter(*fields)
     for at in range(0, len(items), _CHUNK):
         values = list(chain.from_iterable(map(values_of, items[at : at + _CHUNK])))
@@ -277,11 +297,28 @@ def drop_reversed(records, lists=("ops", "apis", "kernels", "memops", "ranges", 
     dropped = {}
     for name in lists:
         items: list = getattr(records, name, [])  # an importer's builder may not hold every list
-        if any(map(lt, map(attrgetter("end"), items), map(attrgetter("start"), items))):
+        if _any_reversed(items):
             kept = [r for r in items if r.end >= r.start]
             dropped[name] = len(items) - len(kept)
             items[:] = kept
     return dropped
+
+
+def in_start_order(items: list) -> bool:
+    """Whether ``items`` are known to be sorted by start already (their starts exact 64-bit ints, none
+    below the one before): sorting them by start would change nothing. False: not known (no C pass, or
+    a start of another type, which the sort itself must compare or refuse)."""
+    return native_starts_ascending is not None and items.__class__ is list and native_starts_ascending(items)
+
+
+def _any_reversed(items) -> bool:
+    """Whether some record's end is before its start."""
+    if native_any_reversed is not None and items.__class__ is list:
+        return native_any_reversed(items)
+    return any(map(lt, map(_end, items), map(_start, items)))
+
+
+_start, _end = attrgetter("start"), attrgetter("end")
 
 
 def reversed_warning(dropped: dict, unit: str = "events") -> str:

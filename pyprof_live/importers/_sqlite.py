@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import ProfileFormatError
 from ..gcpause import paused_gc
-from ..record_checks import TIME_LIMIT, drop_reversed, first_problem, reversed_warning
+from ..record_checks import TIME_LIMIT, drop_reversed, first_problem, in_start_order, reversed_warning
 from ..records import MemoryRecord
 from .input_files import SQLITE_MAGIC, unreadable
 
@@ -87,8 +87,10 @@ _start = attrgetter("start")
 
 def sort_by_start(records: list) -> None:
     """Sort a table's records by start time (exports are near-sorted already: this costs little). A NULL
-    start fails the sort (TypeError: None < int), a NULL end the record checks; read_export names the row."""
-    records.sort(key=_start)
+    start fails the sort (TypeError: None < int), a NULL end the record checks; read_export names the row.
+    Records already in order (checked in C where built) are not sorted again."""
+    if not in_start_order(records):
+        records.sort(key=_start)
 
 
 def require_activity(path, *records: list) -> None:
