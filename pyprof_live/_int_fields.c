@@ -138,8 +138,9 @@ static PyObject *read_field(PyObject *record, Slots *slots, int *fast, Py_ssize_
     return value;
 }
 
-/* 1: end < start; 0: not; -1: an error (Python's ``<`` raised). */
-static int before(PyObject *end, PyObject *start) {
+/* 1: end < start; 0: not; -1: an error (Python's ``<`` raised). Python's ``<`` may run code that changed a
+ * class: then ``slots`` is cleared, as after a getattr. */
+static int before(PyObject *end, PyObject *start, Slots *slots) {
     if (Py_TYPE(end) == &PyLong_Type && Py_TYPE(start) == &PyLong_Type) {
         int end_over, start_over;
         long long e = PyLong_AsLongLongAndOverflow(end, &end_over);
@@ -147,6 +148,7 @@ static int before(PyObject *end, PyObject *start) {
         if (!end_over && !start_over)
             return e < s;
     }
+    slots->type = NULL;
     return PyObject_RichCompareBool(end, start, Py_LT);
 }
 
@@ -166,7 +168,7 @@ static PyObject *any_reversed(PyObject *module, PyObject *items) {
         int fast = (type == slots.type) || find_slots(&slots, type, field, 2);
         PyObject *end = read_field(record, &slots, &fast, 0, field[0]);
         PyObject *start = end == NULL ? NULL : read_field(record, &slots, &fast, 1, field[1]);
-        found = start == NULL ? -1 : before(end, start);
+        found = start == NULL ? -1 : before(end, start, &slots);
         Py_XDECREF(start);
         Py_XDECREF(end);
         Py_DECREF(record);
