@@ -83,6 +83,13 @@ else:  # 2.6-2.15. ``object`` where missing, so the recorder class can still be 
 current_dispatch_mode = _attribute(_dispatch, "_get_current_dispatch_mode")
 push_dispatch_mode = _attribute(_dispatch, "_push_mode")
 pop_dispatch_mode = _attribute(_dispatch, "_pop_mode")
+#: The C calls under those three, without their Python frames (capture/extern_ops.py takes the op hook off around
+#: each extern kernel call it records itself): how many modes this thread's stack holds (infra modes included), the
+#: mode at a position, pop the top one, push one. 2.6-2.15; None where missing (the extern calls keep the hook then).
+dispatch_stack_len = _attribute(torch._C, "_len_torch_dispatch_stack")
+dispatch_stack_at = _attribute(torch._C, "_get_dispatch_stack_at")
+pop_dispatch_stack = _attribute(torch._C, "_pop_torch_dispatch_stack")
+push_dispatch_stack = _attribute(torch._C, "_push_on_torch_dispatch_stack")
 #: Sets Dynamo's frame callback for this thread and returns the one it replaced; ``set_eval_frame(None)``
 #: keeps Dynamo from tracing frames until it is put back. 2.6-2.15. 2.7+ wrap every TorchDispatchMode
 #: subclass's ``__torch_dispatch__`` in ``torch._disable_dynamo`` (two Python frames, four eval-frame

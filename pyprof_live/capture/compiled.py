@@ -37,7 +37,7 @@ import torch
 from .. import torch_compat
 from ..gcpause import paused_gc
 from ..records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, OpRecord
-from . import callsite, inductor
+from . import callsite, extern_ops, inductor
 from .context import context
 from .finalize import to_arg
 from .recorder import host_direction
@@ -46,6 +46,7 @@ _now = time.perf_counter_ns
 _getframe = sys._getframe
 _get_ident = threading.get_ident
 _graph_task = torch_compat.current_graph_task_id
+_peek_seq = torch_compat.peek_sequence_nr
 _grad_enabled = torch.is_grad_enabled
 _Tensor = torch.Tensor
 
@@ -107,12 +108,17 @@ class CompiledCapture:
         self.max_calls = session.max_ops  # the record cap holds for kernel calls too
         #: (kernel call record, fields of the records of the ops it fused) not yet built: see expand_fused.
         self._fused: list = []
+        #: Serial of a static graph's extern call site -> its ExternOp (extern_ops.py), or None: its calls go
+        #: through the op hook. Learned from each site's first call in a profile segment (the raw tuples' op
+        #: indices are the segment's).
+        self.extern_ops: dict = {}
 
     # -- install / remove --------------------------------------------------------------------------
 
     def install(self) -> None:
         # The record cap counts the records of earlier start/stops, fused ones too.
         self.expand_fused(self.session.records.ops)
+        self.extern_ops.clear()
         # torch warns at each call of a compiled module while global module hooks exist: ours are
         # the profile's own (they see the compiled module and the module it wraps as one path).
         warnings.filterwarnings("ignore", message=_GLOBAL_HOOKS_WARNING, category=UserWarning)
@@ -528,11 +534,24 @@ class _ExternCalls:
         capture, run, calls = self._capture, self._run, self._capture.extern_calls
         lines = run.metas
         static = not run.info.dynamic
+        known = capture.extern_ops
 
         def extern_call(*args, **kwargs):
             if not capture.recording:
                 return fn(*args, **kwargs)
             site = _call_site(lines, True, ())
+            first = False
+            if static:  # a site seen before in this segment may record its op without the hook (extern_ops.py)
+                op = known.get(site[3], _UNSEEN)
+                if op is _UNSEEN:
+                    first = True
+                    recorder = capture.session._recorder
+                    before = len(recorder.raw) if recorder is not None and recorder.raw is not None else -1
+                    peek = _peek_seq()
+                elif op is not None:
+                    out = op.call(fn, args, kwargs)
+                    if out is not extern_ops.NOT_TAKEN:
+                        return out
             ctx = context
             try:
                 if static:  # the C op hook takes the shapes of this site's first op from its first call
@@ -543,6 +562,8 @@ class _ExternCalls:
                 ctx.extern_site = None
             end = _now()
             calls.append((run, site[0], start, end, _get_ident()))
+            if first:
+                known[site[3]] = extern_ops.learn(recorder, before, peek, run, site[0], calls)
             return out
 
         callsite.mark_internal(extern_call.__code__)
@@ -562,6 +583,9 @@ def _call_site(sites: dict, static: bool, args) -> tuple:
         site = sites[key] = (frame.f_lineno, _shapes(args) if static else None, code, _next_site())
     return site if static else (site[0], _shapes(args), *site[2:])
 
+
+#: A call site not seen yet in this profile segment (CompiledCapture.extern_ops).
+_UNSEEN = object()
 
 #: Numbers call sites for the op hook's cache of their shapes (_hook.c): never reused, unlike ids.
 _next_site = itertools.count().__next__

@@ -1,0 +1,153 @@
+"""The op of an extern kernel call of a static compiled graph, recorded without dispatching it into the op hook.
+
+A compiled graph's extern calls (``extern_kernels.mm(a, b, out=buf)``) each run one aten op (``aten::mm.out``),
+which torch dispatches into the op hook, a Python dispatch mode: ~5-8 us per op for torch's dispatch into Python,
+~3 us for the hook. A static graph's call site runs the same op on the same shapes at every call. So when a site's
+first call in a profile segment went through the hook and recorded exactly one op, its later calls take the hook
+off the thread's mode stack around the call and append that op's raw tuple themselves: the first one's constant
+fields (op, argument and output shapes, no in-place view) with this call's start, end, thread, id, sequence peek,
+grad mode, direction, backward facts, module, layers, call site and hook time, each read as the hook reads it
+(recorder.py, _hook.c). finalize.py then builds the same records from them.
+
+A call goes through the hook as before wherever the result could differ: any other mode on the thread's stack (a
+user's, or torch's), the hook not recording or at the record cap, a frame between the call and the graph call that
+is not plumbing (the hook's frame walk would include it), a first call that recorded no op or several, or an op that
+could create an autograd node (only out= overloads are taken, and only when the first call created none).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from threading import get_ident
+
+import torch
+
+from .. import torch_compat
+from .callsite import _internal_code, _is_internal
+from .context import context
+from .recorder import R_KWARGS, R_OP_INFO, R_PEEK, R_TID, R_VIEW_INPLACE, backward_facts, host_direction
+
+_now = time.perf_counter_ns
+_getframe = sys._getframe
+_peek_seq = torch_compat.peek_sequence_nr
+_graph_task = torch_compat.current_graph_task_id
+_grad_enabled = torch.is_grad_enabled
+_stack_len = torch_compat.dispatch_stack_len
+_stack_at = torch_compat.dispatch_stack_at
+_pop = torch_compat.pop_dispatch_stack
+_push = torch_compat.push_dispatch_stack
+_AVAILABLE = None not in (_stack_len, _stack_at, _pop, _push)
+
+#: What ExternOp.call returns when the call must go through the hook (it did not run it).
+NOT_TAKEN = object()
+
+
+class ExternOp:
+    """What the first call of an extern call site recorded, for its later calls in the same profile segment."""
+
+    __slots__ = ("args", "calls", "index", "kwargs", "line", "out", "raw", "recorder", "run")
+
+    def __init__(self, recorder, record: tuple, run, line: int, calls: list):
+        self.recorder = recorder
+        self.raw = recorder.raw
+        self.index, self.args, self.kwargs, self.out = record[:4]
+        self.run, self.line, self.calls = run, line, calls  # the extern call's own entry (compiled.py)
+
+    def call(self, fn, args, kwargs):
+        """``fn(*args, **kwargs)`` with its op's raw tuple and the extern call appended, or NOT_TAKEN (fn not run)."""
+        hook_in = _now()
+        recorder = self.recorder
+        raw = self.raw
+        if _stack_len() != 1 or _stack_at(0) is not recorder or not recorder._recording or len(raw) >= recorder.max_ops:
+            return NOT_TAKEN
+        ctx = context
+        depth = recorder.stack_depth
+        site = ()
+        if depth:
+            # The hook's walk from the op goes through plumbing frames up to the graph call's hook, then takes the
+            # call site that hook captured (_hook.c; the Python walk reaches the same frames): so, here, when every
+            # frame up to that hook is plumbing.
+            graph_call = ctx.graph_call
+            if graph_call is None or graph_call[1] != depth:
+                return NOT_TAKEN
+            stop = graph_call[0]
+            frame = _getframe(2)  # the caller of compiled.py's extern_call
+            while frame is not stop:
+                if frame is None:
+                    return NOT_TAKEN
+                code = frame.f_code
+                internal = _internal_code.get(id(code))
+                if not (internal or (internal is None and _is_internal(code))):
+                    return NOT_TAKEN
+                frame = frame.f_back
+            site = graph_call[2]
+        peek = _peek_seq()
+        op_id = recorder.next_id()
+        gpu = recorder.gpu
+        _pop(None)  # the top mode (None: not one of torch's infra modes)
+        try:
+            start = _now()
+            if gpu is None:
+                out = fn(*args, **kwargs)
+            else:
+                gpu.push(op_id)
+                try:
+                    out = fn(*args, **kwargs)
+                finally:
+                    gpu.pop()
+            end = _now()
+        finally:
+            _push(recorder)
+        module = ctx.module
+        hooks_before = ctx.hook_ns
+        if hooks_before:
+            ctx.hook_ns = 0
+        grad = _grad_enabled()
+        if _graph_task() == -1:
+            direction = host_direction(ctx.host_dir, grad, module)
+            node, node_seq, param = "", -1, None
+        else:
+            direction, node, node_seq, param = backward_facts(ctx, recorder.param_names)
+        tid = get_ident()
+        raw.append(
+            (
+                self.index,
+                self.args,
+                self.kwargs,
+                self.out,
+                start,
+                end,
+                tid,
+                peek,
+                grad,
+                False,
+                direction,
+                node_seq,
+                node,
+                param,
+                module,
+                ctx.layers,
+                site if direction != "bwd" else (),
+                op_id,
+                hook_in,
+                _now(),
+                hooks_before,
+            )
+        )
+        self.calls.append((self.run, self.line, start, end, tid))
+        return out
+
+
+def learn(recorder, before: int, peek: int, run, line: int, calls: list) -> ExternOp | None:
+    """The ExternOp of a call site from its first call, which ran through the hook (``before``: how many raw ops
+    there were, ``peek``: the sequence peek, both taken before it), or None: its calls keep the hook."""
+    if not _AVAILABLE or recorder is None or recorder.raw is None or len(recorder.raw) != before + 1:
+        return None
+    record = recorder.raw[-1]
+    if record[R_TID] != get_ident() or record[R_VIEW_INPLACE] or not record[R_PEEK] == peek == _peek_seq():
+        return None
+    info = recorder.op_infos[record[R_OP_INFO]]
+    if info.writes_first_arg or not any(key == "out" for key, _ in record[R_KWARGS]):
+        return None
+    return ExternOp(recorder, record, run, line, calls)
