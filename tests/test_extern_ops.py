@@ -4,6 +4,7 @@ records as through the hook, and the hook kept wherever that could not be made e
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from types import SimpleNamespace
 
@@ -14,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import pyprof_live
 from pyprof_live import torch_compat
 from pyprof_live.capture import extern_ops
+from pyprof_live.capture.context import context
 from pyprof_live.capture.recorder import R_KWARGS, R_PEEK, R_TID
 from tests.compiled_models import MLPBlock, needs_compiled_runs
 
@@ -115,8 +117,12 @@ def test_an_exception_in_the_call_puts_the_hook_back(mlp_step):
             seen.append(torch_compat.current_dispatch_mode())
             raise ValueError("extern kernel failed")
 
-        with pytest.raises(ValueError, match="extern kernel failed"):
-            op.call(fails, (), {})
+        context.graph_call = (sys._getframe(), 0, ())  # as a compiled graph call's hook sets it
+        try:
+            with pytest.raises(ValueError, match="extern kernel failed"):
+                op.call(fails, (), {})
+        finally:
+            context.graph_call = None
         assert seen == [None]
         assert torch_compat.current_dispatch_mode() is recorder
         assert torch_compat.dispatch_stack_len() == 1

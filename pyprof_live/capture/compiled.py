@@ -213,14 +213,15 @@ class CompiledCapture:
             frames = callsite.capture(stack_depth) if stack_depth else ()
             symbols = run.info.symbols
             sizes = inductor.symbol_values(symbols, inputs) if symbols else None  # read before the call empties inputs
-            outer = ctx.graph_call
+            outer, outer_facts = ctx.graph_call, ctx.graph_backward_facts
             ctx.graph_call = (_getframe(), stack_depth, frames)  # the ops inside reuse this call site
+            ctx.graph_backward_facts = None
             start = _now()
             try:
                 out = original(self_, inputs)
             finally:
                 end = _now()
-                ctx.graph_call = outer
+                ctx.graph_call, ctx.graph_backward_facts = outer, outer_facts
             own = start - entered + _now() - end  # this hook's own time: the profiler's, not the graph's
             capture.graph_calls.append((run, start, end, _get_ident(), module, frames, sizes, run.dir, own))
             return out

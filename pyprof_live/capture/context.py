@@ -35,6 +35,10 @@ class ThreadContext(threading.local):
         #: Serial number of the call site of the running extern kernel call of a static compiled graph
         #: (compiled.py), or None: the C op hook reuses the shapes of that site's first op (_hook.c).
         self.extern_site = None
+        #: recorder.backward_facts of the running compiled graph call inside autograd's engine, read by its first
+        #: extern call that does not go through the op hook (extern_ops.py), or None: one autograd node runs the
+        #: whole call, so its ops all have the same.
+        self.graph_backward_facts = None
 
 
 context = ThreadContext()

@@ -6,8 +6,9 @@ which torch dispatches into the op hook, a Python dispatch mode: ~5-8 us per op 
 first call in a profile segment went through the hook and recorded exactly one op, its later calls take the hook
 off the thread's mode stack around the call and append that op's raw tuple themselves: the first one's constant
 fields (op, argument and output shapes, no in-place view) with this call's start, end, thread, id, sequence peek,
-grad mode, direction, backward facts, module, layers, call site and hook time, each read as the hook reads it
-(recorder.py, _hook.c). finalize.py then builds the same records from them.
+grad mode, direction, backward facts (read once per graph call: one autograd node runs all of it), module, layers,
+call site and hook time, each read as the hook reads it (recorder.py, _hook.c). finalize.py then builds the same
+records from them.
 
 A call goes through the hook as before wherever the result could differ: any other mode on the thread's stack (a
 user's, or torch's), the hook not recording or at the record cap, a frame between the call and the graph call that
@@ -62,14 +63,16 @@ class ExternOp:
         if _stack_len() != 1 or _stack_at(0) is not recorder or not recorder._recording or len(raw) >= recorder.max_ops:
             return NOT_TAKEN
         ctx = context
+        graph_call = ctx.graph_call  # of the compiled graph call this extern call runs in
+        if graph_call is None:
+            return NOT_TAKEN
         depth = recorder.stack_depth
         site = ()
         if depth:
             # The hook's walk from the op goes through plumbing frames up to the graph call's hook, then takes the
             # call site that hook captured (_hook.c; the Python walk reaches the same frames): so, here, when every
             # frame up to that hook is plumbing.
-            graph_call = ctx.graph_call
-            if graph_call is None or graph_call[1] != depth:
+            if graph_call[1] != depth:
                 return NOT_TAKEN
             stop = graph_call[0]
             frame = _getframe(2)  # the caller of compiled.py's extern_call
@@ -108,7 +111,10 @@ class ExternOp:
             direction = host_direction(ctx.host_dir, grad, module)
             node, node_seq, param = "", -1, None
         else:
-            direction, node, node_seq, param = backward_facts(ctx, recorder.param_names)
+            facts = ctx.graph_backward_facts
+            if facts is None:
+                facts = ctx.graph_backward_facts = backward_facts(ctx, recorder.param_names)
+            direction, node, node_seq, param = facts
         tid = get_ident()
         raw.append(
             (
