@@ -32,6 +32,9 @@ Measured so that a difference smaller than the machine's noise can still be reso
   trigger one: 6 of 15 of its runs paid 5.4-10.8 ms for it (gc.callbacks), and perf samples split by
   configuration found kineto's and the profiler's destructors inside them. Its teardown now counts for
   no configuration (torch.profiler's added time leaves it out: 5.5 ms per 10-step profile);
+- so, alike, what a run returns (pyprof_live's profile, the recorder floor's rows) is dropped after its
+  clocks are read: freeing what a profiler recorded is not the step's time for any configuration
+  (pyprof_live's 10-step profile: ~0.6 ms to free, which its runs paid while torch.profiler's did not);
 - the default batch is 1: what a profiler adds is per op and per kernel call, the same at any batch,
   while the step's own time and its noise grow with the batch; at batch 8 the plain runs' quartile
   range (~14 ms/step) hid both added times (~3-7 ms/step).
@@ -85,9 +88,10 @@ def run_plain(step, iters):
 def run_torch_profiler(step, iters):
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True):
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         for _ in range(iters):
             step()
+    return prof
 
 
 def run_pyprof_live(step, iters, table=False):
@@ -224,9 +228,10 @@ def main():
         for name in order:
             gc.collect(1)  # garbage left by the runs before is nobody's (see the docstring)
             start_wall, start_cpu = time.perf_counter(), time.process_time()
-            CONFIGS[name](step, args.iters)
+            recorded = CONFIGS[name](step, args.iters)
             cpu[name].append(time.process_time() - start_cpu)
             wall[name].append(time.perf_counter() - start_wall)
+            del recorded  # freed outside the clocks, as torch.profiler's profile is (see the docstring)
     print(
         f"compiled GPT-style step (fwd+bwd+AdamW, batch {args.batch}) x {args.iters} steps: {kernels} Inductor kernel "
         f"calls, {len(p.records.ops)} records; torch {torch.__version__}, 1 thread; compiled in {compiling:.1f} s "
