@@ -8,7 +8,9 @@ off the thread's mode stack around the call and append that op's raw tuple thems
 fields (op, argument and output shapes, no in-place view) with this call's start, end, thread, id, sequence peek,
 grad mode, direction, backward facts (read once per graph call: one autograd node runs all of it), module, layers,
 call site and hook time, each read as the hook reads it (recorder.py, _hook.c). finalize.py then builds the same
-records from them.
+records from them. Where the C op hook is in use, ``_hook.ExternOp`` (_hook.c) does ExternOp.call's work in C (~3 us
+of Python per call on the compiled GPT step's 27 extern calls); the Python class below is the fallback and the
+reference the C one is tested against.
 
 A call goes through the hook as before wherever the result could differ: any other mode on the thread's stack (a
 user's, or torch's), the hook not recording or at the record cap, a frame between the call and the graph call that
@@ -25,6 +27,7 @@ from threading import get_ident
 import torch
 
 from .. import torch_compat
+from . import recorder as _recorder_module
 from .callsite import _internal_code, _is_internal
 from .context import context
 from .recorder import R_KWARGS, R_OP_INFO, R_PEEK, R_TID, R_VIEW_INPLACE, backward_facts, host_direction
@@ -145,9 +148,43 @@ class ExternOp:
         return out
 
 
-def learn(recorder, before: int, peek: int, run, line: int, calls: list) -> ExternOp | None:
+#: (C module, what it was handed) of the last set_extern_ops call.
+_handed: tuple = ()
+
+
+def _native_extern_op():
+    """``_hook.ExternOp`` (ExternOp.call in C) where the C op hook is in use (recorder.native), else None. It makes
+    the torch calls this module names, handed to it again whenever one changed (a test replaces one)."""
+    global _handed
+    native = _recorder_module.native
+    if native is None:
+        return None
+    calls = (_stack_len, _stack_at, _pop, _push, _peek_seq, _graph_task, _grad_enabled, backward_facts, _now)
+    if _handed != (native, calls):
+        stack_len, stack_at, pop, push, peek_seq, graph_task, grad_enabled, facts, now = calls
+        native.set_extern_ops(
+            stack_len=stack_len,
+            stack_at=stack_at,
+            pop=pop,
+            push=push,
+            peek_seq=peek_seq,
+            graph_task=graph_task,
+            grad_enabled=grad_enabled,
+            backward_facts=facts,
+            context=context,
+            internal_code=_internal_code,
+            is_internal=_is_internal,
+            not_taken=NOT_TAKEN,
+            clock=None if now is time.perf_counter_ns else now,  # None: the C clock, perf_counter_ns's
+        )
+        _handed = (native, calls)
+    return native.ExternOp
+
+
+def learn(recorder, before: int, peek: int, run, line: int, calls: list):
     """The ExternOp of a call site from its first call, which ran through the hook (``before``: how many raw ops
-    there were, ``peek``: the sequence peek, both taken before it), or None: its calls keep the hook."""
+    there were, ``peek``: the sequence peek, both taken before it), or None: its calls keep the hook. The C one
+    where the C op hook is in use, the Python one above otherwise."""
     if not _AVAILABLE or recorder is None or recorder.raw is None or len(recorder.raw) != before + 1:
         return None
     record = recorder.raw[-1]
@@ -156,4 +193,4 @@ def learn(recorder, before: int, peek: int, run, line: int, calls: list) -> Exte
     info = recorder.op_infos[record[R_OP_INFO]]
     if info.writes_first_arg or not any(key == "out" for key, _ in record[R_KWARGS]):
         return None
-    return ExternOp(recorder, record, run, line, calls)
+    return (_native_extern_op() or ExternOp)(recorder, record, run, line, calls)
