@@ -163,15 +163,24 @@ def both_extern_ops(monkeypatch):
 
     monkeypatch.setattr(session_module, "build_op_records", spy)
     monkeypatch.setattr(recorder_module, "dispatch_cost_ns", lambda: 7)
-    native = extern_ops._native_extern_op
+    native, native_call, made = extern_ops._native_extern_op, extern_ops.native_extern_call, []
+
+    def made_call(*args):
+        call = native_call(*args)
+        made.append(type(call).__name__)
+        return call
+
+    monkeypatch.setattr(extern_ops, "native_extern_call", made_call)
 
     def run(in_c: bool, step):
         monkeypatch.setattr(extern_ops, "_native_extern_op", native if in_c else lambda: None)
         for module in ("recorder", "modules", "functions", "session", "compiled", "extern_ops"):
             monkeypatch.setattr(f"pyprof_live.capture.{module}._now", itertools.count(10**6).__next__)
+        made.clear()
         p = _profile(step)
         learned = {type(op).__module__ for op in p.session._compiled.extern_ops.values()}
         assert learned == {"pyprof_live.capture._hook" if in_c else "pyprof_live.capture.extern_ops"}
+        assert made == ["ExternCall" if in_c else "NoneType"] * 2  # addmm in the forward graph, mm in the backward
         assert p.records.ops  # built on first read
         return captured[-1], p
 
@@ -181,7 +190,7 @@ def both_extern_ops(monkeypatch):
 @needs_native
 def test_the_c_extern_op_appends_the_python_one_s_raw_tuples(mlp_step, both_extern_ops, pops):
     """Three MLPBlock(32) training steps, 6 extern call sites (2 addmm forward, 4 mm backward): 2 x 6 calls after the
-    first step take the new path in each run. Their raw tuples (shapes, direction, backward node and sequence
+    first step take the new path in each run (C: compiled.py's extern call and ExternOp.call both in C). Their raw tuples (shapes, direction, backward node and sequence
     number, module, layers, call site, ids, clock readings) and the records are the same from both."""
     (raw_py, p_py), (raw_c, p_c) = both_extern_ops(mlp_step)
     assert pops[0] == 2 * 12

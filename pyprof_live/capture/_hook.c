@@ -20,7 +20,7 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_graph_call, *s_extern_site, *s_graph_backward_facts, *s_recording, *s_push, *s_pop,
+static PyObject *s_graph_call, *s_extern_site, *s_graph_backward_facts, *s_recording, *s_recording_public, *s_push, *s_pop,
     *s_empty_tuple, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *s_name, *s_get, *s_variable, *s_recompute, *s_accumulate_grad, *s_reentrant_checkpoint, *i_zero, *i_minus_one,
@@ -1421,6 +1421,142 @@ static PyTypeObject ExternOpType = {
     .tp_members = extern_op_members,
 };
 
+/* compiled.py's extern_call in C for a static graph's calls whose site learned a C ExternOp: no Python frame for the
+ * wrapper, its call-site lookup or ExternOp.call. Every other call goes to extern_call itself (not recording, a site
+ * not seen or not learned), and a call ExternOp leaves to the op hook to hooked_call(site, args, kwargs). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fn;          /* the extern kernel */
+    PyObject *capture;     /* CompiledCapture: .recording */
+    PyObject *sites;       /* GraphRun.metas: (id(code), f_lasti) of the call -> (line, shapes, code, serial) */
+    PyObject *known;       /* CompiledCapture.extern_ops: serial -> ExternOp, or None */
+    PyObject *extern_call; /* compiled.py's Python extern_call */
+    PyObject *hooked_call; /* compiled.py's (site, args, kwargs) -> out: the call through the op hook */
+} ExternCall;
+
+/* The site of the call the frame runs (compiled.py's _call_site for a static graph), borrowed; NULL: not seen yet
+ * (or an error set). */
+static PyObject *extern_call_site(ExternCall *c, PyFrameObject *frame) {
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(frame));
+    Py_DECREF(code);
+    if (key == NULL)
+        return NULL;
+    PyObject *site = PyDict_GetItemWithError(c->sites, key); /* borrowed */
+    Py_DECREF(key);
+    if (site != NULL && (!PyTuple_CheckExact(site) || PyTuple_GET_SIZE(site) != 4))
+        site = NULL; /* not one _call_site made: let it say */
+    return site;
+}
+
+static PyObject *extern_call_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+    ExternCall *c = (ExternCall *)self;
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed: the wrapper's, which called this */
+    PyObject *recording = PyObject_GetAttr(c->capture, s_recording_public);
+    int on = recording == NULL ? -1 : PyObject_IsTrue(recording);
+    Py_XDECREF(recording);
+    if (on < 0)
+        return NULL;
+    PyObject *site = on && frame != NULL ? extern_call_site(c, frame) : NULL;
+    PyObject *op = site == NULL ? NULL : PyDict_GetItemWithError(c->known, PyTuple_GET_ITEM(site, 3)); /* borrowed */
+    if (PyErr_Occurred())
+        return NULL;
+    if (op == NULL || !Py_IS_TYPE(op, &ExternOpType))
+        return PyObject_Vectorcall(c->extern_call, argv, nargsf, kwnames);
+    Py_INCREF(site);
+    Py_INCREF(op);
+    PyObject *result = NULL, *kwargs = NULL;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *args = PyTuple_New(nargs);
+    if (args == NULL || (kwargs = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(args, i, Py_NewRef(argv[i]));
+    for (Py_ssize_t i = 0, n = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames); i < n; i++)
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
+            goto done;
+    Py_INCREF(frame);
+    result = extern_op_record((ExternOp *)op, c->fn, args, kwargs, frame);
+    if (result == xp.not_taken) {
+        Py_DECREF(result);
+        PyObject *call[3] = {site, args, kwargs};
+        result = PyObject_Vectorcall(c->hooked_call, call, 3, NULL);
+    }
+done:
+    Py_DECREF(site);
+    Py_DECREF(op);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
+static int extern_call_init(ExternCall *c, PyObject *args, PyObject *kw) {
+    static char *names[] = {"fn", "capture", "sites", "known", "extern_call", "hooked_call", NULL};
+    PyObject *fn, *capture, *sites, *known, *extern_call, *hooked_call;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO!O!OO", names, &fn, &capture, &PyDict_Type, &sites, &PyDict_Type,
+                                     &known, &extern_call, &hooked_call))
+        return -1;
+    if (xp.not_taken == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_extern_ops() was not called");
+        return -1;
+    }
+    Py_XSETREF(c->fn, Py_NewRef(fn));
+    Py_XSETREF(c->capture, Py_NewRef(capture));
+    Py_XSETREF(c->sites, Py_NewRef(sites));
+    Py_XSETREF(c->known, Py_NewRef(known));
+    Py_XSETREF(c->extern_call, Py_NewRef(extern_call));
+    Py_XSETREF(c->hooked_call, Py_NewRef(hooked_call));
+    return 0;
+}
+
+static PyObject *extern_call_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    ExternCall *c = (ExternCall *)type->tp_alloc(type, 0);
+    if (c != NULL)
+        c->vectorcall = extern_call_vectorcall;
+    return (PyObject *)c;
+}
+
+static int extern_call_traverse(ExternCall *c, visitproc visit, void *arg) {
+    Py_VISIT(c->fn);
+    Py_VISIT(c->capture);
+    Py_VISIT(c->sites);
+    Py_VISIT(c->known);
+    Py_VISIT(c->extern_call);
+    Py_VISIT(c->hooked_call);
+    return 0;
+}
+
+static int extern_call_clear(ExternCall *c) {
+    Py_CLEAR(c->fn);
+    Py_CLEAR(c->capture);
+    Py_CLEAR(c->sites);
+    Py_CLEAR(c->known);
+    Py_CLEAR(c->extern_call);
+    Py_CLEAR(c->hooked_call);
+    return 0;
+}
+
+static void extern_call_dealloc(ExternCall *c) {
+    PyObject_GC_UnTrack(c);
+    extern_call_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyTypeObject ExternCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.ExternCall",
+    .tp_basicsize = sizeof(ExternCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "compiled.py's extern_call in C: ExternCall(fn, capture, sites, known, extern_call, hooked_call).",
+    .tp_new = extern_call_new,
+    .tp_init = (initproc)extern_call_init,
+    .tp_traverse = (traverseproc)extern_call_traverse,
+    .tp_clear = (inquiry)extern_call_clear,
+    .tp_dealloc = (destructor)extern_call_dealloc,
+    .tp_call = hook_call,
+    .tp_vectorcall_offset = offsetof(ExternCall, vectorcall),
+};
+
 static PyMethodDef methods[] = {
     {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
     {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
@@ -1442,6 +1578,7 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_extern_site, "extern_site");
     INTERN(s_graph_backward_facts, "graph_backward_facts");
     INTERN(s_recording, "_recording");
+    INTERN(s_recording_public, "recording");
     INTERN(s_push, "push");
     INTERN(s_pop, "pop");
     INTERN(s_call, "call");
@@ -1472,7 +1609,8 @@ PyMODINIT_FUNC PyInit__hook(void) {
     if ((s_empty_tuple = PyTuple_New(0)) == NULL || (i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL ||
         (i_no_sequence = PyLong_FromUnsignedLongLong(~0ULL)) == NULL)
         return NULL;
-    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&ExternOpType) < 0)
+    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&ExternOpType) < 0 ||
+        PyType_Ready(&ExternCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -1480,6 +1618,7 @@ PyMODINIT_FUNC PyInit__hook(void) {
     if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0 ||
         PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
         PyModule_AddObjectRef(m, "ExternOp", (PyObject *)&ExternOpType) < 0 ||
+        PyModule_AddObjectRef(m, "ExternCall", (PyObject *)&ExternCallType) < 0 ||
         PyModule_AddObjectRef(m, "ACCUMULATE_GRAD", s_accumulate_grad) < 0 ||
         PyModule_AddObjectRef(m, "REENTRANT_CHECKPOINT", s_reentrant_checkpoint) < 0 ||
         PyModule_AddObjectRef(m, "NO_SEQUENCE", i_no_sequence) < 0) {

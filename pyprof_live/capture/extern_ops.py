@@ -181,6 +181,14 @@ def _native_extern_op():
     return native.ExternOp
 
 
+def native_extern_call(fn, capture, sites: dict, known: dict, extern_call, hooked_call):
+    """``_hook.ExternCall``: compiled.py's ``extern_call`` in C for the calls of sites that learned a C ExternOp (the
+    rest go to ``extern_call``, the not-taken ones to ``hooked_call``), or None where the C op hook is not in use."""
+    if _native_extern_op() is None:
+        return None
+    return _recorder_module.native.ExternCall(fn, capture, sites, known, extern_call, hooked_call)
+
+
 def learn(recorder, before: int, peek: int, run, line: int, calls: list):
     """The ExternOp of a call site from its first call, which ran through the hook (``before``: how many raw ops
     there were, ``peek``: the sequence peek, both taken before it), or None: its calls keep the hook. The C one
