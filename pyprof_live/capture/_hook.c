@@ -20,8 +20,8 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_graph_call, *s_extern_site, *s_graph_backward_facts, *s_recording, *s_recording_public, *s_push, *s_pop,
-    *s_empty_tuple, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_graph_call, *s_extern_site, *s_graph_backward_facts, *s_recording, *s_recording_public, *s_push,
+    *s_pop, *s_empty_tuple, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *s_name, *s_get, *s_variable, *s_recompute, *s_accumulate_grad, *s_reentrant_checkpoint, *i_zero, *i_minus_one,
     *i_no_sequence;
@@ -1020,7 +1020,7 @@ static PyTypeObject DispatchType = {
 /* ---- extern kernel calls of static compiled graphs (extern_ops.ExternOp) ---------------------------- */
 
 /* extern_ops.ExternOp.call in C: the same raw tuple, each field read as there, the same calls left to the op hook
- * (NOT_TAKEN). The torch calls it makes are extern_ops.py's, handed in by set_extern_ops. */
+ * (NOT_TAKEN). The torch calls it makes, and the objects it reads, are extern_ops.py's, handed in by set_extern_ops. */
 static struct {
     PyObject *stack_len, *stack_at, *pop, *push; /* torch_compat's dispatch-stack calls */
     PyObject *peek_seq, *graph_task, *grad_enabled;
@@ -1029,23 +1029,23 @@ static struct {
     PyObject *internal_code, *is_internal;
     PyObject *not_taken;
     PyObject *clock; /* None: CLOCK_MONOTONIC (time.perf_counter_ns's clock); else a callable */
-} xp;
+} handed;
 
-#define XP_FIELDS 13
+#define HANDED_FIELDS 13
 
 static PyObject *set_extern_ops(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *names[XP_FIELDS + 1] = {"stack_len", "stack_at", "pop", "push", "peek_seq", "graph_task",
-                                         "grad_enabled", "backward_facts", "context", "internal_code", "is_internal",
-                                         "not_taken", "clock", NULL};
-    PyObject *v[XP_FIELDS];
+    static char *names[HANDED_FIELDS + 1] = {"stack_len", "stack_at", "pop", "push", "peek_seq", "graph_task",
+                                             "grad_enabled", "backward_facts", "context", "internal_code",
+                                             "is_internal", "not_taken", "clock", NULL};
+    PyObject *v[HANDED_FIELDS];
     if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOOOOOOOOO!OOO", names, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
                                      &v[6], &v[7], &v[8], &PyDict_Type, &v[9], &v[10], &v[11], &v[12]))
         return NULL;
-    PyObject **slots[XP_FIELDS] = {&xp.stack_len,   &xp.stack_at,      &xp.pop,         &xp.push,
-                                   &xp.peek_seq,    &xp.graph_task,    &xp.grad_enabled, &xp.backward_facts,
-                                   &xp.context,     &xp.internal_code, &xp.is_internal, &xp.not_taken,
-                                   &xp.clock};
-    for (int i = 0; i < XP_FIELDS; i++)
+    PyObject **slots[HANDED_FIELDS] = {&handed.stack_len, &handed.stack_at, &handed.pop, &handed.push,
+                                       &handed.peek_seq, &handed.graph_task, &handed.grad_enabled,
+                                       &handed.backward_facts, &handed.context, &handed.internal_code,
+                                       &handed.is_internal, &handed.not_taken, &handed.clock};
+    for (int i = 0; i < HANDED_FIELDS; i++)
         Py_XSETREF(*slots[i], Py_NewRef(v[i]));
     Py_RETURN_NONE;
 }
@@ -1068,7 +1068,7 @@ static int plumbing_until(PyFrameObject *frame, PyObject *stop) {
             return 0;
         PyCodeObject *code = PyFrame_GetCode(frame);
         PyObject *key = PyLong_FromVoidPtr(code);
-        all = key == NULL ? -1 : is_plumbing(code, key, xp.internal_code, xp.is_internal);
+        all = key == NULL ? -1 : is_plumbing(code, key, handed.internal_code, handed.is_internal);
         Py_XDECREF(key);
         Py_DECREF(code);
         PyFrameObject *back = PyFrame_GetBack(frame);
@@ -1084,12 +1084,12 @@ static int plumbing_until(PyFrameObject *frame, PyObject *stop) {
 static PyObject *run_without_hook(ExternOp *op, PyObject *fn, PyObject *args, PyObject *kwargs, PyObject *op_id,
                                   PyObject **start, PyObject **end) {
     PyObject *none = Py_None, *out = NULL;
-    PyObject *popped = PyObject_Vectorcall(xp.pop, &none, 1, NULL); /* None: not one of torch's infra modes */
+    PyObject *popped = PyObject_Vectorcall(handed.pop, &none, 1, NULL); /* None: not one of torch's infra modes */
     if (popped == NULL)
         return NULL;
     Py_DECREF(popped);
     PyObject *kw = PyDict_GET_SIZE(kwargs) ? kwargs : NULL;
-    if ((*start = now_ns(xp.clock)) != NULL) {
+    if ((*start = now_ns(handed.clock)) != NULL) {
         if (op->gpu == Py_None) {
             out = PyObject_Call(fn, args, kw);
         } else {
@@ -1110,12 +1110,12 @@ static PyObject *run_without_hook(ExternOp *op, PyObject *fn, PyObject *args, Py
                 }
             }
         }
-        if (out != NULL && (*end = now_ns(xp.clock)) == NULL)
+        if (out != NULL && (*end = now_ns(handed.clock)) == NULL)
             Py_CLEAR(out);
     }
     PyObject *type, *value, *tb; /* the hook goes back on the stack in a finally: block */
     PyErr_Fetch(&type, &value, &tb);
-    PyObject *pushed = PyObject_Vectorcall(xp.push, &op->recorder, 1, NULL);
+    PyObject *pushed = PyObject_Vectorcall(handed.push, &op->recorder, 1, NULL);
     if (pushed == NULL) {
         Py_CLEAR(out);
         if (type != NULL)
@@ -1130,17 +1130,17 @@ static PyObject *run_without_hook(ExternOp *op, PyObject *fn, PyObject *args, Py
 /* ctx.graph_backward_facts, read (ctx: context, a threading.local) once per graph call inside autograd's engine: one
  * autograd node runs all of it. A new reference to (direction, node name, node sequence number, parameter name). */
 static PyObject *graph_backward_facts(ExternOp *op, PyObject *ctx_dict) {
-    PyObject *facts = ctx_get(xp.context, ctx_dict, s_graph_backward_facts);
+    PyObject *facts = ctx_get(handed.context, ctx_dict, s_graph_backward_facts);
     if (facts == NULL || facts != Py_None)
         return facts;
     Py_DECREF(facts);
-    PyObject *argv[2] = {xp.context, op->param_names};
-    facts = PyObject_Vectorcall(xp.backward_facts, argv, 2, NULL);
+    PyObject *argv[2] = {handed.context, op->param_names};
+    facts = PyObject_Vectorcall(handed.backward_facts, argv, 2, NULL);
     if (facts != NULL && (!PyTuple_CheckExact(facts) || PyTuple_GET_SIZE(facts) != 4)) {
         PyErr_SetString(PyExc_TypeError, "backward_facts must return (direction, node, node_seq, param)");
         Py_CLEAR(facts);
     }
-    if (facts != NULL && PyObject_SetAttr(xp.context, s_graph_backward_facts, facts) < 0)
+    if (facts != NULL && PyObject_SetAttr(handed.context, s_graph_backward_facts, facts) < 0)
         Py_CLEAR(facts);
     return facts;
 }
@@ -1153,7 +1153,7 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
              *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL, *facts = NULL, *tid = NULL,
              *layers = NULL, *hook_out = NULL;
     PyObject *site = s_empty_tuple, *node = s_empty, *node_seq = i_minus_one, *param = Py_None; /* borrowed */
-    PyObject *hook_in = now_ns(xp.clock);
+    PyObject *hook_in = now_ns(handed.clock);
     if (hook_in == NULL)
         goto done;
     if (!PyTuple_Check(args) || !PyDict_Check(kwargs)) {
@@ -1161,7 +1161,7 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
         goto done;
     }
     /* the op hook alone on the thread's mode stack, recording, under its cap */
-    if ((len = PyObject_CallNoArgs(xp.stack_len)) == NULL)
+    if ((len = PyObject_CallNoArgs(handed.stack_len)) == NULL)
         goto done;
     Py_ssize_t modes = PyLong_AsSsize_t(len);
     if (modes == -1 && PyErr_Occurred())
@@ -1169,7 +1169,7 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
     if (modes != 1)
         goto not_taken;
     PyObject *zero = i_zero;
-    if ((top = PyObject_Vectorcall(xp.stack_at, &zero, 1, NULL)) == NULL)
+    if ((top = PyObject_Vectorcall(handed.stack_at, &zero, 1, NULL)) == NULL)
         goto done;
     if (top != op->recorder)
         goto not_taken;
@@ -1180,14 +1180,14 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
         goto done;
     if (!on || PyList_GET_SIZE(op->raw) >= op->max_ops)
         goto not_taken;
-    if ((ctx_dict = PyObject_GetAttr(xp.context, s_dict)) == NULL)
+    if ((ctx_dict = PyObject_GetAttr(handed.context, s_dict)) == NULL)
         goto done;
     if (!PyDict_Check(ctx_dict)) {
         PyErr_SetString(PyExc_TypeError, "the capture context's __dict__ must be a dict");
         goto done;
     }
     /* (frame, stack depth, call site) of the hook of the compiled graph call this extern call runs in */
-    if ((graph_call = ctx_get(xp.context, ctx_dict, s_graph_call)) == NULL)
+    if ((graph_call = ctx_get(handed.context, ctx_dict, s_graph_call)) == NULL)
         goto done;
     if (graph_call == Py_None)
         goto not_taken;
@@ -1209,22 +1209,23 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
             goto not_taken;
         site = PyTuple_GET_ITEM(graph_call, 2);
     }
-    if ((peek = PyObject_CallNoArgs(xp.peek_seq)) == NULL || (op_id = PyObject_CallNoArgs(op->next_id)) == NULL ||
+    if ((peek = PyObject_CallNoArgs(handed.peek_seq)) == NULL || (op_id = PyObject_CallNoArgs(op->next_id)) == NULL ||
         (out = run_without_hook(op, fn, args, kwargs, op_id, &start, &end)) == NULL)
         goto done;
-    if ((module = ctx_get(xp.context, ctx_dict, s_module)) == NULL ||
-        (hooks_before = ctx_get(xp.context, ctx_dict, s_hook_ns)) == NULL)
+    if ((module = ctx_get(handed.context, ctx_dict, s_module)) == NULL ||
+        (hooks_before = ctx_get(handed.context, ctx_dict, s_hook_ns)) == NULL)
         goto done;
     int nonzero = PyObject_IsTrue(hooks_before);
-    if (nonzero < 0 || (nonzero && PyObject_SetAttr(xp.context, s_hook_ns, i_zero) < 0))
+    if (nonzero < 0 || (nonzero && PyObject_SetAttr(handed.context, s_hook_ns, i_zero) < 0))
         goto done;
-    if ((grad = PyObject_CallNoArgs(xp.grad_enabled)) == NULL || (task = PyObject_CallNoArgs(xp.graph_task)) == NULL)
+    if ((grad = PyObject_CallNoArgs(handed.grad_enabled)) == NULL ||
+        (task = PyObject_CallNoArgs(handed.graph_task)) == NULL)
         goto done;
     int host = PyObject_RichCompareBool(task, i_minus_one, Py_EQ);
     if (host < 0)
         goto done;
     if (host) {
-        if ((direction = host_direction(xp.context, ctx_dict, grad, module)) == NULL)
+        if ((direction = host_direction(handed.context, ctx_dict, grad, module)) == NULL)
             goto done;
     } else {
         if ((facts = graph_backward_facts(op, ctx_dict)) == NULL)
@@ -1236,7 +1237,7 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
     }
     int bwd = str_eq(direction, s_bwd);
     if (bwd < 0 || (tid = PyLong_FromUnsignedLong(PyThread_get_thread_ident())) == NULL ||
-        (layers = ctx_get(xp.context, ctx_dict, s_layers)) == NULL || (hook_out = now_ns(xp.clock)) == NULL)
+        (layers = ctx_get(handed.context, ctx_dict, s_layers)) == NULL || (hook_out = now_ns(handed.clock)) == NULL)
         goto done;
     PyObject *record = PyTuple_Pack(21, op->index, op->args, op->kwargs, op->out, start, end, tid, peek,
                                     grad, Py_False, direction, node_seq, node, param, module, layers,
@@ -1257,7 +1258,7 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
     result = Py_NewRef(out);
     goto done;
 not_taken:
-    result = Py_NewRef(xp.not_taken);
+    result = Py_NewRef(handed.not_taken);
 done:
     Py_XDECREF(caller);
     Py_XDECREF(hook_in);
@@ -1294,7 +1295,7 @@ static PyObject *extern_op_call(ExternOp *op, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "ExternOp.call(fn, args, kwargs)");
         return NULL;
     }
-    if (xp.not_taken == NULL) {
+    if (handed.not_taken == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "set_extern_ops() was not called");
         return NULL;
     }
@@ -1323,7 +1324,8 @@ static int extern_op_init(ExternOp *op, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_TypeError, "the recorder's raw ops must be a list");
         ok = 0;
     }
-    if (ok && ((op->max_ops = PyLong_AsSsize_t(max_ops)) == -1 || (op->stack_depth = PyLong_AsSsize_t(stack_depth)) == -1) &&
+    if (ok && ((op->max_ops = PyLong_AsSsize_t(max_ops)) == -1 ||
+               (op->stack_depth = PyLong_AsSsize_t(stack_depth)) == -1) &&
         PyErr_Occurred())
         ok = 0;
     if (ok) {
@@ -1478,7 +1480,7 @@ static PyObject *extern_call_vectorcall(PyObject *self, PyObject *const *argv, s
             goto done;
     Py_INCREF(frame);
     result = extern_op_record((ExternOp *)op, c->fn, args, kwargs, frame);
-    if (result == xp.not_taken) {
+    if (result == handed.not_taken) {
         Py_DECREF(result);
         PyObject *call[3] = {site, args, kwargs};
         result = PyObject_Vectorcall(c->hooked_call, call, 3, NULL);
@@ -1497,7 +1499,7 @@ static int extern_call_init(ExternCall *c, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO!O!OO", names, &fn, &capture, &PyDict_Type, &sites, &PyDict_Type,
                                      &known, &extern_call, &hooked_call))
         return -1;
-    if (xp.not_taken == NULL) {
+    if (handed.not_taken == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "set_extern_ops() was not called");
         return -1;
     }
@@ -1606,7 +1608,8 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_get, "get");
     INTERN(s_variable, "variable");
     INTERN(s_recompute, "recompute");
-    if ((s_empty_tuple = PyTuple_New(0)) == NULL || (i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL ||
+    if ((s_empty_tuple = PyTuple_New(0)) == NULL || (i_zero = PyLong_FromLong(0)) == NULL ||
+        (i_minus_one = PyLong_FromLong(-1)) == NULL ||
         (i_no_sequence = PyLong_FromUnsignedLongLong(~0ULL)) == NULL)
         return NULL;
     if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&ExternOpType) < 0 ||
