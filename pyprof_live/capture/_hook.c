@@ -1023,6 +1023,9 @@ static PyTypeObject DispatchType = {
  * (NOT_TAKEN). The torch calls it makes, and the objects it reads, are extern_ops.py's, handed in by set_extern_ops. */
 static struct {
     PyObject *stack_len, *stack_at, *pop, *push; /* torch_compat's dispatch-stack calls */
+    /* the thread's TorchFunctionMode count; whether one other than set_default_device's is there (asked only when
+     * there is one); whether the Python dispatch key is excluded (no_dispatch()): any of them keeps the hook */
+    PyObject *function_modes, *foreign_function_modes, *python_key_excluded;
     PyObject *peek_seq, *graph_task, *grad_enabled;
     PyObject *backward_facts; /* recorder.backward_facts(ctx, param_names): once per backward graph call */
     PyObject *context;        /* context.context */
@@ -1031,20 +1034,23 @@ static struct {
     PyObject *clock; /* None: CLOCK_MONOTONIC (time.perf_counter_ns's clock); else a callable */
 } handed;
 
-#define HANDED_FIELDS 13
+#define HANDED_FIELDS 16
 
 static PyObject *set_extern_ops(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *names[HANDED_FIELDS + 1] = {"stack_len", "stack_at", "pop", "push", "peek_seq", "graph_task",
-                                             "grad_enabled", "backward_facts", "context", "internal_code",
-                                             "is_internal", "not_taken", "clock", NULL};
+    static char *names[HANDED_FIELDS + 1] = {"stack_len", "stack_at", "pop", "push", "function_modes",
+                                             "foreign_function_modes", "python_key_excluded", "peek_seq",
+                                             "graph_task", "grad_enabled", "backward_facts", "context",
+                                             "internal_code", "is_internal", "not_taken", "clock", NULL};
     PyObject *v[HANDED_FIELDS];
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOOOOOOOOO!OOO", names, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                                     &v[6], &v[7], &v[8], &PyDict_Type, &v[9], &v[10], &v[11], &v[12]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOOOOOOOOOOOO!OOO", names, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                                     &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &PyDict_Type, &v[12], &v[13], &v[14],
+                                     &v[15]))
         return NULL;
     PyObject **slots[HANDED_FIELDS] = {&handed.stack_len, &handed.stack_at, &handed.pop, &handed.push,
-                                       &handed.peek_seq, &handed.graph_task, &handed.grad_enabled,
-                                       &handed.backward_facts, &handed.context, &handed.internal_code,
-                                       &handed.is_internal, &handed.not_taken, &handed.clock};
+                                       &handed.function_modes, &handed.foreign_function_modes,
+                                       &handed.python_key_excluded, &handed.peek_seq, &handed.graph_task,
+                                       &handed.grad_enabled, &handed.backward_facts, &handed.context,
+                                       &handed.internal_code, &handed.is_internal, &handed.not_taken, &handed.clock};
     for (int i = 0; i < HANDED_FIELDS; i++)
         Py_XSETREF(*slots[i], Py_NewRef(v[i]));
     Py_RETURN_NONE;
@@ -1055,10 +1061,21 @@ typedef struct {
     PyObject *recorder; /* the op hook; its raw list, cap, stack depth, GPU backend, id counter and parameter
                          * names are read once here: they do not change while it records */
     PyObject *raw, *gpu, *next_id, *param_names;
+    PyObject *dispatch_ns; /* what finalize.py adds to each op's overhead for torch's dispatch into the hook */
     Py_ssize_t max_ops, stack_depth;
     PyObject *index, *args, *kwargs, *out; /* the first call's op: the raw tuple's constant fields */
     PyObject *run, *line, *calls;          /* the extern call's own entry (compiled.py) */
 } ExternOp;
+
+/* The truth of fn(): 1, 0, or -1 with an error set. */
+static int truth_of_call(PyObject *fn) {
+    PyObject *value = PyObject_CallNoArgs(fn);
+    if (value == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
 
 /* Every frame from `frame` (a new reference, consumed) out to `stop` is plumbing: 1, 0, or -1 with an error set. */
 static int plumbing_until(PyFrameObject *frame, PyObject *stop) {
@@ -1180,6 +1197,15 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
         goto done;
     if (!on || PyList_GET_SIZE(op->raw) >= op->max_ops)
         goto not_taken;
+    int foreign = truth_of_call(handed.function_modes);
+    if (foreign > 0)
+        foreign = truth_of_call(handed.foreign_function_modes);
+    if (foreign == 0)
+        foreign = truth_of_call(handed.python_key_excluded);
+    if (foreign < 0)
+        goto done;
+    if (foreign)
+        goto not_taken;
     if ((ctx_dict = PyObject_GetAttr(handed.context, s_dict)) == NULL)
         goto done;
     if (!PyDict_Check(ctx_dict)) {
@@ -1217,6 +1243,10 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
         goto done;
     int nonzero = PyObject_IsTrue(hooks_before);
     if (nonzero < 0 || (nonzero && PyObject_SetAttr(handed.context, s_hook_ns, i_zero) < 0))
+        goto done;
+    /* finalize.py adds the cost of torch's dispatch into the hook to every op's overhead; this op made none */
+    Py_SETREF(hooks_before, PyNumber_Subtract(hooks_before, op->dispatch_ns));
+    if (hooks_before == NULL)
         goto done;
     if ((grad = PyObject_CallNoArgs(handed.grad_enabled)) == NULL ||
         (task = PyObject_CallNoArgs(handed.graph_task)) == NULL)
@@ -1317,9 +1347,10 @@ static int extern_op_init(ExternOp *op, PyObject *args, PyObject *kw) {
              *next_id = PyObject_GetAttrString(recorder, "next_id"),
              *param_names = PyObject_GetAttrString(recorder, "param_names"),
              *max_ops = PyObject_GetAttrString(recorder, "max_ops"),
-             *stack_depth = PyObject_GetAttrString(recorder, "stack_depth");
+             *stack_depth = PyObject_GetAttrString(recorder, "stack_depth"),
+             *dispatch_ns = PyObject_GetAttrString(recorder, "dispatch_ns");
     int ok = raw != NULL && gpu != NULL && next_id != NULL && param_names != NULL && max_ops != NULL &&
-             stack_depth != NULL;
+             stack_depth != NULL && dispatch_ns != NULL;
     if (ok && !PyList_Check(raw)) {
         PyErr_SetString(PyExc_TypeError, "the recorder's raw ops must be a list");
         ok = 0;
@@ -1334,6 +1365,7 @@ static int extern_op_init(ExternOp *op, PyObject *args, PyObject *kw) {
         Py_XSETREF(op->gpu, Py_NewRef(gpu));
         Py_XSETREF(op->next_id, Py_NewRef(next_id));
         Py_XSETREF(op->param_names, Py_NewRef(param_names));
+        Py_XSETREF(op->dispatch_ns, Py_NewRef(dispatch_ns));
         Py_XSETREF(op->index, Py_NewRef(PyTuple_GET_ITEM(record, 0)));
         Py_XSETREF(op->args, Py_NewRef(PyTuple_GET_ITEM(record, 1)));
         Py_XSETREF(op->kwargs, Py_NewRef(PyTuple_GET_ITEM(record, 2)));
@@ -1348,6 +1380,7 @@ static int extern_op_init(ExternOp *op, PyObject *args, PyObject *kw) {
     Py_XDECREF(param_names);
     Py_XDECREF(max_ops);
     Py_XDECREF(stack_depth);
+    Py_XDECREF(dispatch_ns);
     return ok ? 0 : -1;
 }
 
@@ -1357,6 +1390,7 @@ static int extern_op_traverse(ExternOp *op, visitproc visit, void *arg) {
     Py_VISIT(op->gpu);
     Py_VISIT(op->next_id);
     Py_VISIT(op->param_names);
+    Py_VISIT(op->dispatch_ns);
     Py_VISIT(op->index);
     Py_VISIT(op->args);
     Py_VISIT(op->kwargs);
@@ -1373,6 +1407,7 @@ static int extern_op_clear(ExternOp *op) {
     Py_CLEAR(op->gpu);
     Py_CLEAR(op->next_id);
     Py_CLEAR(op->param_names);
+    Py_CLEAR(op->dispatch_ns);
     Py_CLEAR(op->index);
     Py_CLEAR(op->args);
     Py_CLEAR(op->kwargs);

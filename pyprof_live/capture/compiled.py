@@ -556,6 +556,7 @@ class _ExternCalls:
             if first:
                 recorder = capture.session._recorder
                 before = len(recorder.raw) if recorder is not None and recorder.raw is not None else -1
+                alone = extern_ops.hook_alone(recorder)
                 peek = _peek_seq()
             ctx = context
             try:
@@ -568,7 +569,9 @@ class _ExternCalls:
             end = _now()
             calls.append((run, site[0], start, end, _get_ident()))
             if first:
-                known[site[3]] = extern_ops.learn(recorder, before, peek, run, site[0], calls)
+                op = extern_ops.learn(recorder, before, peek, run, site[0], calls, alone)
+                if op is not extern_ops.RELEARN:
+                    known[site[3]] = op
             return out
 
         callsite.mark_internal(extern_call.__code__)
