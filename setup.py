@@ -1,6 +1,6 @@
 """The optional C extensions; everything else is in pyproject.toml.
 
-- pyprof_live/capture/_hook.c: the op hook's hot path (pure-Python twin: capture/recorder.py);
+- pyprof_live/capture/_hook.c: the op hook's hot path (pure-Python twins: capture/recorder.py, capture/extern_ops.py);
 - pyprof_live/_int_fields.c: the integer pass of the record checks (pure-Python twin: record_checks._ints_fit).
 
 ``optional=True``: where one cannot be built (no compiler, no Python headers, another Python than 3.11+),

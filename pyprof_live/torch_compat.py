@@ -90,6 +90,14 @@ dispatch_stack_len = _attribute(torch._C, "_len_torch_dispatch_stack")
 dispatch_stack_at = _attribute(torch._C, "_get_dispatch_stack_at")
 pop_dispatch_stack = _attribute(torch._C, "_pop_torch_dispatch_stack")
 push_dispatch_stack = _attribute(torch._C, "_push_on_torch_dispatch_stack")
+#: And the two things that keep them on the hook (extern_ops.py): the thread's TorchFunctionMode stack (how many, the
+#: mode at a position; a function mode handles ``torch.mm`` before dispatch and may run ops the hook must see), and
+#: whether the Python dispatch key is excluded on this thread (``no_dispatch()``: no op reaches the hook at all).
+function_stack_len = _attribute(torch._C, "_len_torch_function_stack")
+function_stack_at = _attribute(torch._C, "_get_function_stack_at")
+dispatch_key_excluded = _attribute(torch._C, "_dispatch_tls_is_dispatch_key_excluded")
+#: The TorchFunctionMode ``torch.set_default_device()`` leaves on the stack for good: it only changes factory calls.
+default_device_mode = _attribute(_module("torch.utils._device"), "DeviceContext")
 #: Sets Dynamo's frame callback for this thread and returns the one it replaced; ``set_eval_frame(None)``
 #: keeps Dynamo from tracing frames until it is put back. 2.6-2.15. 2.7+ wrap every TorchDispatchMode
 #: subclass's ``__torch_dispatch__`` in ``torch._disable_dynamo`` (two Python frames, four eval-frame

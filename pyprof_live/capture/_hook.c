@@ -1,4 +1,5 @@
-/* The op hook's hot path in C: OpRecorder._record and callsite.capture of recorder.py / callsite.py.
+/* The op hook's hot path in C: OpRecorder._record and callsite.capture of recorder.py / callsite.py, and
+ * ExternOp.call of extern_ops.py (a static compiled graph's extern kernel call recorded without the hook).
  *
  * Python C API only (no torch headers), so one build serves every torch release on this Python. Every
  * torch call (sequence numbers, graph task, grad mode, autograd nodes) and every rare path (new
@@ -6,7 +7,8 @@
  * recorder.py, so torch_compat keeps the version handling. Backward facts (node name, number,
  * AccumulateGrad's parameter, recompute) are read here from the node, by recorder.py's names for its
  * kinds, which this module exports for a test to hold equal to recorder.py's. It appends the same raw tuple,
- * with the same objects and types, as the pure-Python path (tests/test_native_hook.py proves it).
+ * with the same objects and types, as the pure-Python path (tests/test_native_hook.py and
+ * tests/test_extern_ops.py prove it).
  *
  * Errors: an exception raised by the op propagates, as in the Python path; so does an error of the
  * hook's own work after it, exactly where the Python path would raise one.
@@ -18,7 +20,8 @@
 #include <structmember.h>
 #include <time.h>
 
-static PyObject *s_graph_call, *s_extern_site, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
+static PyObject *s_graph_call, *s_extern_site, *s_graph_backward_facts, *s_recording, *s_recording_public, *s_push,
+    *s_pop, *s_empty_tuple, *s_dict, *s_call, *s_shape, *s_dtype, *s_module, *s_hook_ns, *s_host_dir, *s_layers, *s_index, *s_kind,
     *s_writes_first_arg, *s_op, *s_fwd, *s_opt, *s_bwd, *s_zero_grad, *s_undecided, *s_empty, *s_nested,
     *s_name, *s_get, *s_variable, *s_recompute, *s_accumulate_grad, *s_reentrant_checkpoint, *i_zero, *i_minus_one,
     *i_no_sequence;
@@ -254,6 +257,20 @@ static int all_meta(meta_fn meta, PyObject *tensor_type, PyObject *args, PyObjec
 
 /* ---- call sites (callsite.capture) ---------------------------------------------------------------- */
 
+/* Is `code` (its id: `key`) torch/pyprof_live/stdlib plumbing? callsite._internal_code (`known`), filled by
+ * callsite._is_internal (`is_internal`) for code not seen before. 1, 0, or -1 with an error set. */
+static int is_plumbing(PyCodeObject *code, PyObject *key, PyObject *known, PyObject *is_internal) {
+    PyObject *internal = PyDict_GetItemWithError(known, key); /* borrowed */
+    if (internal != NULL)
+        return PyObject_IsTrue(internal);
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *r = PyObject_CallOneArg(is_internal, (PyObject *)code);
+    int truth = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    return truth;
+}
+
 /* Up to depth user frames as (id(code), f_lasti), innermost first, from frame `start` (a new reference,
  * consumed) outwards. Reaching `stop` (a compiled graph call's hook frame, pyprof_live code: plumbing), the walk
  * would go on from its caller, where that hook's own walk (as deep as this one) went, so the rest are `stop_frames`
@@ -278,17 +295,7 @@ static PyObject *walk_frames(PyFrameObject *frame, Py_ssize_t depth, PyObject *k
             Py_DECREF(code);
             goto error;
         }
-        PyObject *internal = PyDict_GetItemWithError(known, key); /* borrowed */
-        int truth;
-        if (internal != NULL) {
-            truth = PyObject_IsTrue(internal);
-        } else if (PyErr_Occurred()) {
-            truth = -1;
-        } else {
-            PyObject *r = PyObject_CallOneArg(is_internal, (PyObject *)code);
-            truth = r == NULL ? -1 : PyObject_IsTrue(r);
-            Py_XDECREF(r);
-        }
+        int truth = is_plumbing(code, key, known, is_internal);
         Py_DECREF(code);
         if (truth < 0) {
             Py_DECREF(key);
@@ -434,6 +441,26 @@ static PyObject *ctx_get(PyObject *ctx, PyObject *dict, PyObject *name) {
     return PyErr_Occurred() ? NULL : PyObject_GetAttr(ctx, name);
 }
 
+/* recorder.host_direction(ctx.host_dir, grad, module) in C: dir of an op outside autograd's engine (new reference). */
+static PyObject *host_direction(PyObject *ctx, PyObject *ctx_dict, PyObject *grad, PyObject *module) {
+    PyObject *direction = ctx_get(ctx, ctx_dict, s_host_dir);
+    if (direction == NULL)
+        return NULL;
+    int eq = str_eq(direction, s_fwd), truth = 0;
+    if (eq > 0) { /* "fwd" inside a module, else undecided */
+        if ((truth = PyObject_IsTrue(module)) == 0)
+            Py_SETREF(direction, Py_NewRef(s_undecided));
+    } else if (eq == 0 && (eq = str_eq(direction, s_opt)) > 0) { /* "opt", or a closure's forward with grad on */
+        if ((truth = PyObject_IsTrue(grad)) > 0)
+            Py_SETREF(direction, Py_NewRef(s_fwd));
+    } else if (eq == 0 && (eq = str_eq(direction, s_zero_grad)) > 0) {
+        Py_SETREF(direction, Py_NewRef(s_opt));
+    }
+    if (eq < 0 || truth < 0)
+        Py_CLEAR(direction);
+    return direction;
+}
+
 /* recorder.backward_facts in C, the same values without a Python frame per backward op: (direction, node name,
  * node sequence number, parameter name) inside autograd's engine, as new references; -1 with an error set. */
 static int backward_facts(Hook *h, PyObject *ctx, PyObject *ctx_dict, PyObject **direction, PyObject **node,
@@ -566,33 +593,8 @@ static PyObject *hook_record(Hook *h, PyObject *func, PyObject *args, PyObject *
     if (host < 0)
         goto done_entry;
     if (host) {
-        if ((direction = ctx_get(ctx, ctx_dict, s_host_dir)) == NULL)
+        if ((direction = host_direction(ctx, ctx_dict, grad, module)) == NULL)
             goto done_entry;
-        int eq = str_eq(direction, s_fwd);
-        if (eq < 0)
-            goto done_entry;
-        if (eq) {
-            int has_module = PyObject_IsTrue(module);
-            if (has_module < 0)
-                goto done_entry;
-            if (!has_module)
-                Py_SETREF(direction, Py_NewRef(s_undecided));
-        } else {
-            if ((eq = str_eq(direction, s_opt)) < 0)
-                goto done_entry;
-            if (eq) {
-                int g = PyObject_IsTrue(grad);
-                if (g < 0)
-                    goto done_entry;
-                if (g)
-                    Py_SETREF(direction, Py_NewRef(s_fwd));
-            } else {
-                if ((eq = str_eq(direction, s_zero_grad)) < 0)
-                    goto done_entry;
-                if (eq)
-                    Py_SETREF(direction, Py_NewRef(s_opt));
-            }
-        }
         node = Py_NewRef(s_empty);
         node_seq = Py_NewRef(i_minus_one);
         param = Py_NewRef(Py_None);
@@ -1015,10 +1017,589 @@ static PyTypeObject DispatchType = {
     .tp_members = dispatch_members,
 };
 
+/* ---- extern kernel calls of static compiled graphs (extern_ops.ExternOp) ---------------------------- */
+
+/* extern_ops.ExternOp.call in C: the same raw tuple, each field read as there, the same calls left to the op hook
+ * (NOT_TAKEN). The torch calls it makes, and the objects it reads, are extern_ops.py's, handed in by set_extern_ops. */
+static struct {
+    PyObject *stack_len, *stack_at, *pop, *push; /* torch_compat's dispatch-stack calls */
+    /* the thread's TorchFunctionMode count; whether one other than set_default_device's is there (asked only when
+     * there is one); whether the Python dispatch key is excluded (no_dispatch()): any of them keeps the hook */
+    PyObject *function_modes, *foreign_function_modes, *python_key_excluded;
+    PyObject *peek_seq, *graph_task, *grad_enabled;
+    PyObject *backward_facts; /* recorder.backward_facts(ctx, param_names): once per backward graph call */
+    PyObject *context;        /* context.context */
+    PyObject *internal_code, *is_internal;
+    PyObject *not_taken;
+    PyObject *clock; /* None: CLOCK_MONOTONIC (time.perf_counter_ns's clock); else a callable */
+} handed;
+
+#define HANDED_FIELDS 16
+
+static PyObject *set_extern_ops(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *names[HANDED_FIELDS + 1] = {"stack_len", "stack_at", "pop", "push", "function_modes",
+                                             "foreign_function_modes", "python_key_excluded", "peek_seq",
+                                             "graph_task", "grad_enabled", "backward_facts", "context",
+                                             "internal_code", "is_internal", "not_taken", "clock", NULL};
+    PyObject *v[HANDED_FIELDS];
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOOOOOOOOOOOO!OOO", names, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                                     &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &PyDict_Type, &v[12], &v[13], &v[14],
+                                     &v[15]))
+        return NULL;
+    PyObject **slots[HANDED_FIELDS] = {&handed.stack_len, &handed.stack_at, &handed.pop, &handed.push,
+                                       &handed.function_modes, &handed.foreign_function_modes,
+                                       &handed.python_key_excluded, &handed.peek_seq, &handed.graph_task,
+                                       &handed.grad_enabled, &handed.backward_facts, &handed.context,
+                                       &handed.internal_code, &handed.is_internal, &handed.not_taken, &handed.clock};
+    for (int i = 0; i < HANDED_FIELDS; i++)
+        Py_XSETREF(*slots[i], Py_NewRef(v[i]));
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *recorder; /* the op hook; its raw list, cap, stack depth, GPU backend, id counter and parameter
+                         * names are read once here: they do not change while it records */
+    PyObject *raw, *gpu, *next_id, *param_names;
+    PyObject *dispatch_ns; /* what finalize.py adds to each op's overhead for torch's dispatch into the hook */
+    Py_ssize_t max_ops, stack_depth;
+    PyObject *index, *args, *kwargs, *out; /* the first call's op: the raw tuple's constant fields */
+    PyObject *run, *line, *calls;          /* the extern call's own entry (compiled.py) */
+} ExternOp;
+
+/* The truth of fn(): 1, 0, or -1 with an error set. */
+static int truth_of_call(PyObject *fn) {
+    PyObject *value = PyObject_CallNoArgs(fn);
+    if (value == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+/* Every frame from `frame` (a new reference, consumed) out to `stop` is plumbing: 1, 0, or -1 with an error set. */
+static int plumbing_until(PyFrameObject *frame, PyObject *stop) {
+    int all = 1;
+    while (all > 0 && (PyObject *)frame != stop) {
+        if (frame == NULL)
+            return 0;
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        PyObject *key = PyLong_FromVoidPtr(code);
+        all = key == NULL ? -1 : is_plumbing(code, key, handed.internal_code, handed.is_internal);
+        Py_XDECREF(key);
+        Py_DECREF(code);
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_XDECREF(frame);
+    return all;
+}
+
+/* fn(*args, **kwargs) with the op hook off the thread's mode stack (and the op's id pushed to the GPU backend), put
+ * back even when fn raises; *start and *end: the clock around it. A new reference, or NULL with an error set. */
+static PyObject *run_without_hook(ExternOp *op, PyObject *fn, PyObject *args, PyObject *kwargs, PyObject *op_id,
+                                  PyObject **start, PyObject **end) {
+    PyObject *none = Py_None, *out = NULL;
+    PyObject *popped = PyObject_Vectorcall(handed.pop, &none, 1, NULL); /* None: not one of torch's infra modes */
+    if (popped == NULL)
+        return NULL;
+    Py_DECREF(popped);
+    PyObject *kw = PyDict_GET_SIZE(kwargs) ? kwargs : NULL;
+    if ((*start = now_ns(handed.clock)) != NULL) {
+        if (op->gpu == Py_None) {
+            out = PyObject_Call(fn, args, kw);
+        } else {
+            PyObject *pushed = PyObject_CallMethodOneArg(op->gpu, s_push, op_id);
+            if (pushed != NULL) {
+                Py_DECREF(pushed);
+                out = PyObject_Call(fn, args, kw);
+                PyObject *type, *value, *tb; /* gpu.pop() in a finally: block */
+                PyErr_Fetch(&type, &value, &tb);
+                PyObject *gpu_popped = PyObject_CallMethodNoArgs(op->gpu, s_pop);
+                if (gpu_popped == NULL) {
+                    Py_CLEAR(out);
+                    if (type != NULL)
+                        _PyErr_ChainExceptions(type, value, tb);
+                } else {
+                    Py_DECREF(gpu_popped);
+                    PyErr_Restore(type, value, tb);
+                }
+            }
+        }
+        if (out != NULL && (*end = now_ns(handed.clock)) == NULL)
+            Py_CLEAR(out);
+    }
+    PyObject *type, *value, *tb; /* the hook goes back on the stack in a finally: block */
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *pushed = PyObject_Vectorcall(handed.push, &op->recorder, 1, NULL);
+    if (pushed == NULL) {
+        Py_CLEAR(out);
+        if (type != NULL)
+            _PyErr_ChainExceptions(type, value, tb);
+        return NULL;
+    }
+    Py_DECREF(pushed);
+    PyErr_Restore(type, value, tb);
+    return out;
+}
+
+/* ctx.graph_backward_facts, read (ctx: context, a threading.local) once per graph call inside autograd's engine: one
+ * autograd node runs all of it. A new reference to (direction, node name, node sequence number, parameter name). */
+static PyObject *graph_backward_facts(ExternOp *op, PyObject *ctx_dict) {
+    PyObject *facts = ctx_get(handed.context, ctx_dict, s_graph_backward_facts);
+    if (facts == NULL || facts != Py_None)
+        return facts;
+    Py_DECREF(facts);
+    PyObject *argv[2] = {handed.context, op->param_names};
+    facts = PyObject_Vectorcall(handed.backward_facts, argv, 2, NULL);
+    if (facts != NULL && (!PyTuple_CheckExact(facts) || PyTuple_GET_SIZE(facts) != 4)) {
+        PyErr_SetString(PyExc_TypeError, "backward_facts must return (direction, node, node_seq, param)");
+        Py_CLEAR(facts);
+    }
+    if (facts != NULL && PyObject_SetAttr(handed.context, s_graph_backward_facts, facts) < 0)
+        Py_CLEAR(facts);
+    return facts;
+}
+
+/* ExternOp.call(fn, args, kwargs), its frame walk starting at `caller` (a new reference, consumed; NULL: none), the
+ * frame that called compiled.py's extern call. */
+static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, PyObject *kwargs, PyFrameObject *caller) {
+    PyObject *result = NULL, *len = NULL, *top = NULL, *recording = NULL, *ctx_dict = NULL, *graph_call = NULL,
+             *peek = NULL, *op_id = NULL, *start = NULL, *end = NULL, *out = NULL, *module = NULL,
+             *hooks_before = NULL, *grad = NULL, *task = NULL, *direction = NULL, *facts = NULL, *tid = NULL,
+             *layers = NULL, *hook_out = NULL;
+    PyObject *site = s_empty_tuple, *node = s_empty, *node_seq = i_minus_one, *param = Py_None; /* borrowed */
+    PyObject *hook_in = now_ns(handed.clock);
+    if (hook_in == NULL)
+        goto done;
+    if (!PyTuple_Check(args) || !PyDict_Check(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "ExternOp.call(fn, args: tuple, kwargs: dict)");
+        goto done;
+    }
+    /* the op hook alone on the thread's mode stack, recording, under its cap */
+    if ((len = PyObject_CallNoArgs(handed.stack_len)) == NULL)
+        goto done;
+    Py_ssize_t modes = PyLong_AsSsize_t(len);
+    if (modes == -1 && PyErr_Occurred())
+        goto done;
+    if (modes != 1)
+        goto not_taken;
+    PyObject *zero = i_zero;
+    if ((top = PyObject_Vectorcall(handed.stack_at, &zero, 1, NULL)) == NULL)
+        goto done;
+    if (top != op->recorder)
+        goto not_taken;
+    if ((recording = PyObject_GetAttr(op->recorder, s_recording)) == NULL)
+        goto done;
+    int on = PyObject_IsTrue(recording);
+    if (on < 0)
+        goto done;
+    if (!on || PyList_GET_SIZE(op->raw) >= op->max_ops)
+        goto not_taken;
+    int foreign = truth_of_call(handed.function_modes);
+    if (foreign > 0)
+        foreign = truth_of_call(handed.foreign_function_modes);
+    if (foreign == 0)
+        foreign = truth_of_call(handed.python_key_excluded);
+    if (foreign < 0)
+        goto done;
+    if (foreign)
+        goto not_taken;
+    if ((ctx_dict = PyObject_GetAttr(handed.context, s_dict)) == NULL)
+        goto done;
+    if (!PyDict_Check(ctx_dict)) {
+        PyErr_SetString(PyExc_TypeError, "the capture context's __dict__ must be a dict");
+        goto done;
+    }
+    /* (frame, stack depth, call site) of the hook of the compiled graph call this extern call runs in */
+    if ((graph_call = ctx_get(handed.context, ctx_dict, s_graph_call)) == NULL)
+        goto done;
+    if (graph_call == Py_None)
+        goto not_taken;
+    if (op->stack_depth) {
+        /* The hook's walk from the op goes through plumbing frames up to the graph call's hook, then takes the
+         * call site that hook captured (walk_frames): so, here, when every frame up to that hook is plumbing. */
+        if (!PyTuple_CheckExact(graph_call) || PyTuple_GET_SIZE(graph_call) != 3)
+            goto not_taken;
+        Py_ssize_t depth = PyLong_AsSsize_t(PyTuple_GET_ITEM(graph_call, 1));
+        if (depth == -1 && PyErr_Occurred())
+            goto done;
+        if (depth != op->stack_depth)
+            goto not_taken;
+        int plumbing = plumbing_until(caller, PyTuple_GET_ITEM(graph_call, 0));
+        caller = NULL; /* consumed */
+        if (plumbing < 0)
+            goto done;
+        if (!plumbing)
+            goto not_taken;
+        site = PyTuple_GET_ITEM(graph_call, 2);
+    }
+    if ((peek = PyObject_CallNoArgs(handed.peek_seq)) == NULL || (op_id = PyObject_CallNoArgs(op->next_id)) == NULL ||
+        (out = run_without_hook(op, fn, args, kwargs, op_id, &start, &end)) == NULL)
+        goto done;
+    if ((module = ctx_get(handed.context, ctx_dict, s_module)) == NULL ||
+        (hooks_before = ctx_get(handed.context, ctx_dict, s_hook_ns)) == NULL)
+        goto done;
+    int nonzero = PyObject_IsTrue(hooks_before);
+    if (nonzero < 0 || (nonzero && PyObject_SetAttr(handed.context, s_hook_ns, i_zero) < 0))
+        goto done;
+    /* finalize.py adds the cost of torch's dispatch into the hook to every op's overhead; this op made none */
+    Py_SETREF(hooks_before, PyNumber_Subtract(hooks_before, op->dispatch_ns));
+    if (hooks_before == NULL)
+        goto done;
+    if ((grad = PyObject_CallNoArgs(handed.grad_enabled)) == NULL ||
+        (task = PyObject_CallNoArgs(handed.graph_task)) == NULL)
+        goto done;
+    int host = PyObject_RichCompareBool(task, i_minus_one, Py_EQ);
+    if (host < 0)
+        goto done;
+    if (host) {
+        if ((direction = host_direction(handed.context, ctx_dict, grad, module)) == NULL)
+            goto done;
+    } else {
+        if ((facts = graph_backward_facts(op, ctx_dict)) == NULL)
+            goto done;
+        direction = Py_NewRef(PyTuple_GET_ITEM(facts, 0));
+        node = PyTuple_GET_ITEM(facts, 1);
+        node_seq = PyTuple_GET_ITEM(facts, 2);
+        param = PyTuple_GET_ITEM(facts, 3);
+    }
+    int bwd = str_eq(direction, s_bwd);
+    if (bwd < 0 || (tid = PyLong_FromUnsignedLong(PyThread_get_thread_ident())) == NULL ||
+        (layers = ctx_get(handed.context, ctx_dict, s_layers)) == NULL || (hook_out = now_ns(handed.clock)) == NULL)
+        goto done;
+    PyObject *record = PyTuple_Pack(21, op->index, op->args, op->kwargs, op->out, start, end, tid, peek,
+                                    grad, Py_False, direction, node_seq, node, param, module, layers,
+                                    bwd ? s_empty_tuple : site, op_id, hook_in, hook_out, hooks_before);
+    if (untracked(record) == NULL)
+        goto done;
+    int appended = PyList_Append(op->raw, record);
+    Py_DECREF(record);
+    if (appended < 0)
+        goto done;
+    PyObject *call = PyTuple_Pack(5, op->run, op->line, start, end, tid);
+    if (call == NULL)
+        goto done;
+    appended = PyList_Append(op->calls, call);
+    Py_DECREF(call);
+    if (appended < 0)
+        goto done;
+    result = Py_NewRef(out);
+    goto done;
+not_taken:
+    result = Py_NewRef(handed.not_taken);
+done:
+    Py_XDECREF(caller);
+    Py_XDECREF(hook_in);
+    Py_XDECREF(len);
+    Py_XDECREF(top);
+    Py_XDECREF(recording);
+    Py_XDECREF(ctx_dict);
+    Py_XDECREF(graph_call);
+    Py_XDECREF(peek);
+    Py_XDECREF(op_id);
+    Py_XDECREF(start);
+    Py_XDECREF(end);
+    Py_XDECREF(out);
+    Py_XDECREF(module);
+    Py_XDECREF(hooks_before);
+    Py_XDECREF(grad);
+    Py_XDECREF(task);
+    Py_XDECREF(direction);
+    Py_XDECREF(facts);
+    Py_XDECREF(tid);
+    Py_XDECREF(layers);
+    Py_XDECREF(hook_out);
+    return result;
+}
+
+/* The frame that called the running Python function (a new reference), or NULL without error when there is none. */
+static PyFrameObject *callers_frame(void) {
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed */
+    return frame == NULL ? NULL : PyFrame_GetBack(frame);
+}
+
+static PyObject *extern_op_call(ExternOp *op, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "ExternOp.call(fn, args, kwargs)");
+        return NULL;
+    }
+    if (handed.not_taken == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_extern_ops() was not called");
+        return NULL;
+    }
+    /* called from compiled.py's extern call (a Python function): the walk starts at its caller, as in Python */
+    return extern_op_record(op, args[0], args[1], args[2], callers_frame());
+}
+
+static int extern_op_init(ExternOp *op, PyObject *args, PyObject *kw) {
+    static char *names[] = {"recorder", "record", "run", "line", "calls", NULL};
+    PyObject *recorder, *record, *run, *line, *calls;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!OOO!", names, &recorder, &PyTuple_Type, &record, &run, &line,
+                                     &PyList_Type, &calls))
+        return -1;
+    if (PyTuple_GET_SIZE(record) < 4) {
+        PyErr_SetString(PyExc_ValueError, "record must be a raw op tuple");
+        return -1;
+    }
+    PyObject *raw = PyObject_GetAttrString(recorder, "raw"), *gpu = PyObject_GetAttrString(recorder, "gpu"),
+             *next_id = PyObject_GetAttrString(recorder, "next_id"),
+             *param_names = PyObject_GetAttrString(recorder, "param_names"),
+             *max_ops = PyObject_GetAttrString(recorder, "max_ops"),
+             *stack_depth = PyObject_GetAttrString(recorder, "stack_depth"),
+             *dispatch_ns = PyObject_GetAttrString(recorder, "dispatch_ns");
+    int ok = raw != NULL && gpu != NULL && next_id != NULL && param_names != NULL && max_ops != NULL &&
+             stack_depth != NULL && dispatch_ns != NULL;
+    if (ok && !PyList_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "the recorder's raw ops must be a list");
+        ok = 0;
+    }
+    if (ok && ((op->max_ops = PyLong_AsSsize_t(max_ops)) == -1 ||
+               (op->stack_depth = PyLong_AsSsize_t(stack_depth)) == -1) &&
+        PyErr_Occurred())
+        ok = 0;
+    if (ok) {
+        Py_XSETREF(op->recorder, Py_NewRef(recorder));
+        Py_XSETREF(op->raw, Py_NewRef(raw));
+        Py_XSETREF(op->gpu, Py_NewRef(gpu));
+        Py_XSETREF(op->next_id, Py_NewRef(next_id));
+        Py_XSETREF(op->param_names, Py_NewRef(param_names));
+        Py_XSETREF(op->dispatch_ns, Py_NewRef(dispatch_ns));
+        Py_XSETREF(op->index, Py_NewRef(PyTuple_GET_ITEM(record, 0)));
+        Py_XSETREF(op->args, Py_NewRef(PyTuple_GET_ITEM(record, 1)));
+        Py_XSETREF(op->kwargs, Py_NewRef(PyTuple_GET_ITEM(record, 2)));
+        Py_XSETREF(op->out, Py_NewRef(PyTuple_GET_ITEM(record, 3)));
+        Py_XSETREF(op->run, Py_NewRef(run));
+        Py_XSETREF(op->line, Py_NewRef(line));
+        Py_XSETREF(op->calls, Py_NewRef(calls));
+    }
+    Py_XDECREF(raw);
+    Py_XDECREF(gpu);
+    Py_XDECREF(next_id);
+    Py_XDECREF(param_names);
+    Py_XDECREF(max_ops);
+    Py_XDECREF(stack_depth);
+    Py_XDECREF(dispatch_ns);
+    return ok ? 0 : -1;
+}
+
+static int extern_op_traverse(ExternOp *op, visitproc visit, void *arg) {
+    Py_VISIT(op->recorder);
+    Py_VISIT(op->raw);
+    Py_VISIT(op->gpu);
+    Py_VISIT(op->next_id);
+    Py_VISIT(op->param_names);
+    Py_VISIT(op->dispatch_ns);
+    Py_VISIT(op->index);
+    Py_VISIT(op->args);
+    Py_VISIT(op->kwargs);
+    Py_VISIT(op->out);
+    Py_VISIT(op->run);
+    Py_VISIT(op->line);
+    Py_VISIT(op->calls);
+    return 0;
+}
+
+static int extern_op_clear(ExternOp *op) {
+    Py_CLEAR(op->recorder);
+    Py_CLEAR(op->raw);
+    Py_CLEAR(op->gpu);
+    Py_CLEAR(op->next_id);
+    Py_CLEAR(op->param_names);
+    Py_CLEAR(op->dispatch_ns);
+    Py_CLEAR(op->index);
+    Py_CLEAR(op->args);
+    Py_CLEAR(op->kwargs);
+    Py_CLEAR(op->out);
+    Py_CLEAR(op->run);
+    Py_CLEAR(op->line);
+    Py_CLEAR(op->calls);
+    return 0;
+}
+
+static void extern_op_dealloc(ExternOp *op) {
+    PyObject_GC_UnTrack(op);
+    extern_op_clear(op);
+    Py_TYPE(op)->tp_free((PyObject *)op);
+}
+
+static PyMethodDef extern_op_methods[] = {
+    {"call", (PyCFunction)(void (*)(void))extern_op_call, METH_FASTCALL,
+     "call(fn, args, kwargs): fn(*args, **kwargs) with its op's raw tuple and the extern call appended, or NOT_TAKEN "
+     "(fn not run)."},
+    {NULL},
+};
+
+static PyMemberDef extern_op_members[] = {
+    {"recorder", T_OBJECT, offsetof(ExternOp, recorder), READONLY, "the op hook"},
+    {"raw", T_OBJECT, offsetof(ExternOp, raw), READONLY, "the op hook's raw op tuples"},
+    {"index", T_OBJECT, offsetof(ExternOp, index), READONLY, "the op's index in the profile's op infos"},
+    {"args", T_OBJECT, offsetof(ExternOp, args), READONLY, "the op's argument shapes"},
+    {"kwargs", T_OBJECT, offsetof(ExternOp, kwargs), READONLY, "the op's keyword argument shapes"},
+    {"out", T_OBJECT, offsetof(ExternOp, out), READONLY, "the op's output shapes"},
+    {"run", T_OBJECT, offsetof(ExternOp, run), READONLY, "the graph run of the extern call"},
+    {"line", T_OBJECT, offsetof(ExternOp, line), READONLY, "the extern call's wrapper line"},
+    {"calls", T_OBJECT, offsetof(ExternOp, calls), READONLY, "the extern calls' list"},
+    {NULL},
+};
+
+static PyTypeObject ExternOpType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.ExternOp",
+    .tp_basicsize = sizeof(ExternOp),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "extern_ops.ExternOp in C: ExternOp(recorder, record, run, line, calls).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)extern_op_init,
+    .tp_traverse = (traverseproc)extern_op_traverse,
+    .tp_clear = (inquiry)extern_op_clear,
+    .tp_dealloc = (destructor)extern_op_dealloc,
+    .tp_methods = extern_op_methods,
+    .tp_members = extern_op_members,
+};
+
+/* compiled.py's extern_call in C for a static graph's calls whose site learned a C ExternOp: no Python frame for the
+ * wrapper, its call-site lookup or ExternOp.call. Every other call goes to extern_call itself (not recording, a site
+ * not seen or not learned), and a call ExternOp leaves to the op hook to hooked_call(site, args, kwargs). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fn;          /* the extern kernel */
+    PyObject *capture;     /* CompiledCapture: .recording */
+    PyObject *sites;       /* GraphRun.metas: (id(code), f_lasti) of the call -> (line, shapes, code, serial) */
+    PyObject *known;       /* CompiledCapture.extern_ops: serial -> ExternOp, or None */
+    PyObject *extern_call; /* compiled.py's Python extern_call */
+    PyObject *hooked_call; /* compiled.py's (site, args, kwargs) -> out: the call through the op hook */
+} ExternCall;
+
+/* The site of the call the frame runs (compiled.py's _call_site for a static graph), borrowed; NULL: not seen yet
+ * (or an error set). */
+static PyObject *extern_call_site(ExternCall *c, PyFrameObject *frame) {
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(frame));
+    Py_DECREF(code);
+    if (key == NULL)
+        return NULL;
+    PyObject *site = PyDict_GetItemWithError(c->sites, key); /* borrowed */
+    Py_DECREF(key);
+    if (site != NULL && (!PyTuple_CheckExact(site) || PyTuple_GET_SIZE(site) != 4))
+        site = NULL; /* not one _call_site made: let it say */
+    return site;
+}
+
+static PyObject *extern_call_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+    ExternCall *c = (ExternCall *)self;
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed: the wrapper's, which called this */
+    PyObject *recording = PyObject_GetAttr(c->capture, s_recording_public);
+    int on = recording == NULL ? -1 : PyObject_IsTrue(recording);
+    Py_XDECREF(recording);
+    if (on < 0)
+        return NULL;
+    PyObject *site = on && frame != NULL ? extern_call_site(c, frame) : NULL;
+    PyObject *op = site == NULL ? NULL : PyDict_GetItemWithError(c->known, PyTuple_GET_ITEM(site, 3)); /* borrowed */
+    if (PyErr_Occurred())
+        return NULL;
+    if (op == NULL || !Py_IS_TYPE(op, &ExternOpType))
+        return PyObject_Vectorcall(c->extern_call, argv, nargsf, kwnames);
+    Py_INCREF(site);
+    Py_INCREF(op);
+    PyObject *result = NULL, *kwargs = NULL;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *args = PyTuple_New(nargs);
+    if (args == NULL || (kwargs = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(args, i, Py_NewRef(argv[i]));
+    for (Py_ssize_t i = 0, n = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames); i < n; i++)
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
+            goto done;
+    Py_INCREF(frame);
+    result = extern_op_record((ExternOp *)op, c->fn, args, kwargs, frame);
+    if (result == handed.not_taken) {
+        Py_DECREF(result);
+        PyObject *call[3] = {site, args, kwargs};
+        result = PyObject_Vectorcall(c->hooked_call, call, 3, NULL);
+    }
+done:
+    Py_DECREF(site);
+    Py_DECREF(op);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
+static int extern_call_init(ExternCall *c, PyObject *args, PyObject *kw) {
+    static char *names[] = {"fn", "capture", "sites", "known", "extern_call", "hooked_call", NULL};
+    PyObject *fn, *capture, *sites, *known, *extern_call, *hooked_call;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO!O!OO", names, &fn, &capture, &PyDict_Type, &sites, &PyDict_Type,
+                                     &known, &extern_call, &hooked_call))
+        return -1;
+    if (handed.not_taken == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_extern_ops() was not called");
+        return -1;
+    }
+    Py_XSETREF(c->fn, Py_NewRef(fn));
+    Py_XSETREF(c->capture, Py_NewRef(capture));
+    Py_XSETREF(c->sites, Py_NewRef(sites));
+    Py_XSETREF(c->known, Py_NewRef(known));
+    Py_XSETREF(c->extern_call, Py_NewRef(extern_call));
+    Py_XSETREF(c->hooked_call, Py_NewRef(hooked_call));
+    return 0;
+}
+
+static PyObject *extern_call_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    ExternCall *c = (ExternCall *)type->tp_alloc(type, 0);
+    if (c != NULL)
+        c->vectorcall = extern_call_vectorcall;
+    return (PyObject *)c;
+}
+
+static int extern_call_traverse(ExternCall *c, visitproc visit, void *arg) {
+    Py_VISIT(c->fn);
+    Py_VISIT(c->capture);
+    Py_VISIT(c->sites);
+    Py_VISIT(c->known);
+    Py_VISIT(c->extern_call);
+    Py_VISIT(c->hooked_call);
+    return 0;
+}
+
+static int extern_call_clear(ExternCall *c) {
+    Py_CLEAR(c->fn);
+    Py_CLEAR(c->capture);
+    Py_CLEAR(c->sites);
+    Py_CLEAR(c->known);
+    Py_CLEAR(c->extern_call);
+    Py_CLEAR(c->hooked_call);
+    return 0;
+}
+
+static void extern_call_dealloc(ExternCall *c) {
+    PyObject_GC_UnTrack(c);
+    extern_call_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyTypeObject ExternCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.ExternCall",
+    .tp_basicsize = sizeof(ExternCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "compiled.py's extern_call in C: ExternCall(fn, capture, sites, known, extern_call, hooked_call).",
+    .tp_new = extern_call_new,
+    .tp_init = (initproc)extern_call_init,
+    .tp_traverse = (traverseproc)extern_call_traverse,
+    .tp_clear = (inquiry)extern_call_clear,
+    .tp_dealloc = (destructor)extern_call_dealloc,
+    .tp_call = hook_call,
+    .tp_vectorcall_offset = offsetof(ExternCall, vectorcall),
+};
+
 static PyMethodDef methods[] = {
     {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
     {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
      "set_callsite(internal_code, is_internal): callsite's cache of internal code, and its filler."},
+    {"set_extern_ops", (PyCFunction)(void (*)(void))set_extern_ops, METH_VARARGS | METH_KEYWORDS,
+     "set_extern_ops(**calls): the torch calls and objects ExternOp.call uses (extern_ops.py's)."},
     {NULL},
 };
 
@@ -1032,6 +1613,11 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_dict, "__dict__");
     INTERN(s_graph_call, "graph_call");
     INTERN(s_extern_site, "extern_site");
+    INTERN(s_graph_backward_facts, "graph_backward_facts");
+    INTERN(s_recording, "_recording");
+    INTERN(s_recording_public, "recording");
+    INTERN(s_push, "push");
+    INTERN(s_pop, "pop");
     INTERN(s_call, "call");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
@@ -1057,16 +1643,20 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_get, "get");
     INTERN(s_variable, "variable");
     INTERN(s_recompute, "recompute");
-    if ((i_zero = PyLong_FromLong(0)) == NULL || (i_minus_one = PyLong_FromLong(-1)) == NULL ||
+    if ((s_empty_tuple = PyTuple_New(0)) == NULL || (i_zero = PyLong_FromLong(0)) == NULL ||
+        (i_minus_one = PyLong_FromLong(-1)) == NULL ||
         (i_no_sequence = PyLong_FromUnsignedLongLong(~0ULL)) == NULL)
         return NULL;
-    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0)
+    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&ExternOpType) < 0 ||
+        PyType_Ready(&ExternCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "Hook", (PyObject *)&HookType) < 0 ||
         PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
+        PyModule_AddObjectRef(m, "ExternOp", (PyObject *)&ExternOpType) < 0 ||
+        PyModule_AddObjectRef(m, "ExternCall", (PyObject *)&ExternCallType) < 0 ||
         PyModule_AddObjectRef(m, "ACCUMULATE_GRAD", s_accumulate_grad) < 0 ||
         PyModule_AddObjectRef(m, "REENTRANT_CHECKPOINT", s_reentrant_checkpoint) < 0 ||
         PyModule_AddObjectRef(m, "NO_SEQUENCE", i_no_sequence) < 0) {

@@ -541,18 +541,23 @@ class _ExternCalls:
             if not capture.recording:
                 return fn(*args, **kwargs)
             site = _call_site(lines, True, ())
-            first = False
             if static:  # a site seen before in this segment may record its op without the hook (extern_ops.py)
                 op = known.get(site[3], _UNSEEN)
                 if op is _UNSEEN:
-                    first = True
-                    recorder = capture.session._recorder
-                    before = len(recorder.raw) if recorder is not None and recorder.raw is not None else -1
-                    peek = _peek_seq()
-                elif op is not None:
+                    return hooked_call(site, args, kwargs, True)
+                if op is not None:
                     out = op.call(fn, args, kwargs)
                     if out is not extern_ops.NOT_TAKEN:
                         return out
+            return hooked_call(site, args, kwargs)
+
+        def hooked_call(site, args, kwargs, first=False):
+            """The call with its op through the op hook, timed; a static site's ``first`` call learns its ExternOp."""
+            if first:
+                recorder = capture.session._recorder
+                before = len(recorder.raw) if recorder is not None and recorder.raw is not None else -1
+                alone = extern_ops.hook_alone(recorder)
+                peek = _peek_seq()
             ctx = context
             try:
                 if static:  # the C op hook takes the shapes of this site's first op from its first call
@@ -564,12 +569,19 @@ class _ExternCalls:
             end = _now()
             calls.append((run, site[0], start, end, _get_ident()))
             if first:
-                known[site[3]] = extern_ops.learn(recorder, before, peek, run, site[0], calls)
+                op = extern_ops.learn(recorder, before, peek, run, site[0], calls, alone)
+                if op is not extern_ops.RELEARN:
+                    known[site[3]] = op
             return out
 
         callsite.mark_internal(extern_call.__code__)
-        setattr(self, name, extern_call)  # later calls find it without __getattr__
-        return extern_call
+        callsite.mark_internal(hooked_call.__code__)
+        # A static graph's learned sites in C where the C op hook is in use (_hook.ExternCall: extern_call's work for
+        # them, without its Python frames); every other call goes to extern_call.
+        call = extern_ops.native_extern_call(fn, capture, lines, known, extern_call, hooked_call) if static else None
+        call = call or extern_call
+        setattr(self, name, call)  # later calls find it without __getattr__
+        return call
 
 
 def _call_site(sites: dict, static: bool, args) -> tuple:

@@ -8,7 +8,9 @@ off the thread's mode stack around the call and append that op's raw tuple thems
 fields (op, argument and output shapes, no in-place view) with this call's start, end, thread, id, sequence peek,
 grad mode, direction, backward facts (read once per graph call: one autograd node runs all of it), module, layers,
 call site and hook time, each read as the hook reads it (recorder.py, _hook.c). finalize.py then builds the same
-records from them.
+records from them. Where the C op hook is in use, ``_hook.ExternOp`` (_hook.c) does ExternOp.call's work in C (~3 us
+of Python per call on the compiled GPT step's 27 extern calls); the Python class below is the fallback and the
+reference the C one is tested against.
 
 A call goes through the hook as before wherever the result could differ: any other mode on the thread's stack (a
 user's, or torch's), the hook not recording or at the record cap, a frame between the call and the graph call that
@@ -20,14 +22,27 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from threading import get_ident
 
 import torch
 
 from .. import torch_compat
+from . import recorder as _recorder_module
 from .callsite import _internal_code, _is_internal
 from .context import context
-from .recorder import R_KWARGS, R_OP_INFO, R_PEEK, R_TID, R_VIEW_INPLACE, backward_facts, host_direction
+from .recorder import (
+    R_DIR,
+    R_FRAMES,
+    R_KWARGS,
+    R_OP_INFO,
+    R_PEEK,
+    R_TID,
+    R_VIEW_INPLACE,
+    backward_facts,
+    host_direction,
+)
 
 _now = time.perf_counter_ns
 _getframe = sys._getframe
@@ -38,7 +53,22 @@ _stack_len = torch_compat.dispatch_stack_len
 _stack_at = torch_compat.dispatch_stack_at
 _pop = torch_compat.pop_dispatch_stack
 _push = torch_compat.push_dispatch_stack
-_AVAILABLE = None not in (_stack_len, _stack_at, _pop, _push)
+_function_modes = torch_compat.function_stack_len
+_function_mode_at = torch_compat.function_stack_at
+_key_excluded = torch_compat.dispatch_key_excluded
+_AVAILABLE = None not in (_stack_len, _stack_at, _pop, _push, _function_modes, _function_mode_at, _key_excluded)
+#: Whether no_dispatch() is on for this thread (the Python dispatch key excluded: no op reaches the hook).
+_python_key_excluded: Callable[[], bool] = (
+    partial(_key_excluded, torch._C.DispatchKey.Python) if _AVAILABLE else lambda: False
+)
+
+
+def _foreign_function_modes() -> bool:
+    """A TorchFunctionMode other than ``torch.set_default_device``'s is on this thread's stack (asked only when
+    there is one): it handles the extern call (``torch.mm`` is a torch function) and may run ops the hook must see."""
+    device_mode = torch_compat.default_device_mode
+    return any(type(_function_mode_at(i)) is not device_mode for i in range(_function_modes()))
+
 
 #: What ExternOp.call returns when the call must go through the hook (it did not run it).
 NOT_TAKEN = object()
@@ -60,7 +90,7 @@ class ExternOp:
         hook_in = _now()
         recorder = self.recorder
         raw = self.raw
-        if _stack_len() != 1 or _stack_at(0) is not recorder or not recorder._recording or len(raw) >= recorder.max_ops:
+        if not (recorder._recording and len(raw) < recorder.max_ops and hook_alone(recorder)):
             return NOT_TAKEN
         ctx = context
         graph_call = ctx.graph_call  # of the compiled graph call this extern call runs in
@@ -88,8 +118,8 @@ class ExternOp:
         peek = _peek_seq()
         op_id = recorder.next_id()
         gpu = recorder.gpu
-        _pop(None)  # the top mode (None: not one of torch's infra modes)
         try:
+            _pop(None)  # the top mode (None: not one of torch's infra modes); the stack held it alone
             start = _now()
             if gpu is None:
                 out = fn(*args, **kwargs)
@@ -101,7 +131,8 @@ class ExternOp:
                     gpu.pop()
             end = _now()
         finally:
-            _push(recorder)
+            if not _stack_len():  # it was popped (an interrupt may come between the pop and the try)
+                _push(recorder)
         module = ctx.module
         hooks_before = ctx.hook_ns
         if hooks_before:
@@ -138,22 +169,125 @@ class ExternOp:
                 op_id,
                 hook_in,
                 _now(),
-                hooks_before,
+                # finalize.py adds the cost of torch's dispatch into the hook to every op's overhead; this op made none
+                hooks_before - recorder.dispatch_ns,
             )
         )
         self.calls.append((self.run, self.line, start, end, tid))
         return out
 
 
-def learn(recorder, before: int, peek: int, run, line: int, calls: list) -> ExternOp | None:
-    """The ExternOp of a call site from its first call, which ran through the hook (``before``: how many raw ops
-    there were, ``peek``: the sequence peek, both taken before it), or None: its calls keep the hook."""
-    if not _AVAILABLE or recorder is None or recorder.raw is None or len(recorder.raw) != before + 1:
+#: (C module, what it was handed) of the last set_extern_ops call.
+_handed: tuple = ()
+
+
+def _native_extern_op():
+    """``_hook.ExternOp`` (ExternOp.call in C) where the C op hook is in use (recorder.native), else None. It makes
+    the torch calls this module names, handed to it again whenever one changed (a test replaces one)."""
+    global _handed
+    native = _recorder_module.native
+    if native is None:
         return None
-    record = recorder.raw[-1]
-    if record[R_TID] != get_ident() or record[R_VIEW_INPLACE] or not record[R_PEEK] == peek == _peek_seq():
+    calls = (
+        _stack_len,
+        _stack_at,
+        _pop,
+        _push,
+        _function_modes,
+        _foreign_function_modes,
+        _python_key_excluded,
+        _peek_seq,
+        _graph_task,
+        _grad_enabled,
+        backward_facts,
+        _now,
+    )
+    if _handed != (native, calls):
+        (
+            stack_len,
+            stack_at,
+            pop,
+            push,
+            function_modes,
+            foreign,
+            key_excluded,
+            peek_seq,
+            graph_task,
+            grad,
+            facts,
+            now,
+        ) = calls
+        native.set_extern_ops(
+            stack_len=stack_len,
+            stack_at=stack_at,
+            pop=pop,
+            push=push,
+            function_modes=function_modes,
+            foreign_function_modes=foreign,
+            python_key_excluded=key_excluded,
+            peek_seq=peek_seq,
+            graph_task=graph_task,
+            grad_enabled=grad,
+            backward_facts=facts,
+            context=context,
+            internal_code=_internal_code,
+            is_internal=_is_internal,
+            not_taken=NOT_TAKEN,
+            clock=None if now is time.perf_counter_ns else now,  # None: the C clock, perf_counter_ns's
+        )
+        _handed = (native, calls)
+    return native.ExternOp
+
+
+def native_extern_call(fn, capture, sites: dict, known: dict, extern_call, hooked_call):
+    """``_hook.ExternCall``: compiled.py's ``extern_call`` in C for the calls of sites that learned a C ExternOp (the
+    rest go to ``extern_call``, the not-taken ones to ``hooked_call``), or None where the C op hook is not in use."""
+    if _native_extern_op() is None:
+        return None
+    return _recorder_module.native.ExternCall(fn, capture, sites, known, extern_call, hooked_call)
+
+
+#: What learn() returns when a site's first call tells nothing for good (the hook was not alone on the thread, or
+#: another thread recorded during the call: AOTAutograd's first-call mode, a user's mode): its next call learns.
+RELEARN = object()
+
+
+def hook_alone(recorder) -> bool:
+    """The op hook alone sees this thread's ops: the only mode on its dispatch stack, no TorchFunctionMode in front of
+    it (but ``torch.set_default_device``'s), the Python dispatch key not excluded (``no_dispatch()``)."""
+    return (
+        _AVAILABLE
+        and _stack_len() == 1
+        and _stack_at(0) is recorder
+        and not (_function_modes() and _foreign_function_modes())
+        and not _python_key_excluded()
+    )
+
+
+def learn(recorder, before: int, peek: int, run, line: int, calls: list, alone: bool):
+    """The ExternOp of a call site from its first call, which ran through the hook (``before``: how many raw ops
+    there were, ``peek``: the sequence peek, ``alone``: hook_alone(), all taken before it), None: its calls keep the
+    hook, or RELEARN. The C one where the C op hook is in use, the Python one above otherwise."""
+    if not _AVAILABLE or recorder is None or recorder.raw is None:
+        return None
+    if not alone:
+        return RELEARN
+    new = recorder.raw[before:]
+    tid = get_ident()
+    if any(record[R_TID] != tid for record in new):
+        return RELEARN
+    if len(new) != 1:
+        return None
+    record = new[0]
+    if record[R_VIEW_INPLACE] or not record[R_PEEK] == peek == _peek_seq():
         return None
     info = recorder.op_infos[record[R_OP_INFO]]
     if info.writes_first_arg or not any(key == "out" for key, _ in record[R_KWARGS]):
         return None
-    return ExternOp(recorder, record, run, line, calls)
+    # The call site ExternOp.call gives its op (the graph call's) must be the one the hook's frame walk found: a Python
+    # extern kernel outside torch (a user's, or a library's wrapper) is a frame of its own in the hook's.
+    graph_call = context.graph_call
+    depth = recorder.stack_depth
+    if graph_call is None or record[R_FRAMES] != (graph_call[2] if depth and record[R_DIR] != "bwd" else ()):
+        return None
+    return (_native_extern_op() or ExternOp)(recorder, record, run, line, calls)
