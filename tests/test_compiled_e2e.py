@@ -554,3 +554,29 @@ def test_the_profiles_warning_filter_is_its_own_and_leaves_the_users_equal_filte
             handle.remove()
     assert not [w for w in inside if "global hooks" in str(w.message)]
     assert [w for w in after if "global hooks" in str(w.message)]
+
+
+def _broken_too(x):
+    y = x.cos()
+    torch._dynamo.graph_break()
+    return y.sin()
+
+
+def test_each_profile_gets_its_own_graph_breaks_and_none_after_it_stops():
+    """One graph-break log handler serves every profile in turn (one records at a time): each profile's
+    breaks are its own, the handler is off the log between profiles, and a break then lands nowhere."""
+    from pyprof_live import torch_compat
+    from pyprof_live.capture import compile_events
+
+    torch._dynamo.reset()
+    broken, broken_too = torch.compile(_broken, backend="eager"), torch.compile(_broken_too, backend="eager")
+    logger = torch_compat.graph_break_logger()
+    with pyprof_live.profile() as first:
+        broken(torch.randn(4))
+    broken_too(torch.randn(4))  # between the profiles: nobody's
+    assert compile_events._graph_breaks not in logger.handlers and compile_events._graph_breaks.events == []
+    with pyprof_live.profile() as second:
+        broken_too(torch.randn(5))  # a new shape: compiled again, so it breaks again
+    lines = [[c.callsite for c in p.records.compiles if c.kind == "graph_break"] for p in (first, second)]
+    line_of = {f: f"test_compiled_e2e.py:{inspect.getsourcelines(f)[1] + 2}" for f in (_broken, _broken_too)}
+    assert lines == [[(line_of[_broken],)], [(line_of[_broken_too],)]]
