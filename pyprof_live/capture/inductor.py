@@ -386,7 +386,9 @@ def split_source(source: str) -> tuple[str, tuple]:
 
 def common_module(paths) -> str:
     """The deepest module path every one of ``paths`` lies in ("" when they share none)."""
-    split = [p.split(".") for p in paths if p]
+    split = [
+        p.split(".") for p in set(paths) if p
+    ]  # each once: a compiled optimizer step passes ~2 parameters per module
     if not split:
         return ""
     common = split[0]
