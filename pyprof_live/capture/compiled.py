@@ -281,7 +281,9 @@ class CompiledCapture:
                 callsite.mark_internal(code)
             info.wrapper_marked = True
         globals_ = module.__dict__
-        for kernel in {site.kernel for site in info.sites.values()} | set(info.defined):
+        if info.wrapped is None:
+            info.wrapped = tuple(dict.fromkeys([*(site.kernel for site in info.sites.values()), *info.defined]))
+        for kernel in info.wrapped:
             target = globals_.get(kernel)
             if target is None:
                 continue
