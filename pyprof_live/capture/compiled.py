@@ -166,11 +166,11 @@ class CompiledCapture:
 
     def _remove_filter(self) -> None:
         filters = warnings.filters
-        # By identity: an equal filter of the user's, before or after ours, stays.
-        ours = next((k for k, f in enumerate(filters) if f is self._filter), None)
-        if ours is not None:
-            del filters[ours]  # type: ignore[attr-defined]  # a list at run time
-            _filters_mutated()
+        for k, installed in enumerate(filters):  # by identity: an equal filter of the user's stays
+            if installed is self._filter:
+                del filters[k]  # type: ignore[attr-defined]  # a list at run time
+                _filters_mutated()
+                break
         self._filter = None
 
     def _patch(self, owner, name: str, value) -> None:
