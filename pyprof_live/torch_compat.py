@@ -13,6 +13,7 @@ function that needs it, so ``import pyprof_live`` and reading an export do not l
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import sys
@@ -256,19 +257,26 @@ def _has_setting(config, dotted: str) -> bool:
     return True
 
 
-def profiling_compile_config() -> list:
+def profiling_compile_config() -> tuple:
     """``(config module, key, value)`` to set while a profile is installed (see
     :data:`_PROFILING_COMPILE_CONFIG`), the settings this release lacks left out; where compiled code cannot run
     compiled under the op hook (2.6-2.9), Dynamo's ``disable``: compiled functions run eagerly under the
     profile, and their compiled code and Dynamo's recompile budget are left as they were. Imports the config
     modules."""
+    runs_eagerly = not compiled_code_runs_compiled_under_the_op_hook()
+    return (((_module("torch._dynamo.config"), "disable", True),) if runs_eagerly else ()) + _settings_this_torch_has()
+
+
+@functools.cache
+def _settings_this_torch_has() -> tuple:
+    """The settings of :data:`_PROFILING_COMPILE_CONFIG` this torch has. Looked up once per process: which
+    settings a torch has never changes, and asking its config modules (their ``__getattr__``) took ~60 us at
+    each profile's start."""
     settings = []
-    if not compiled_code_runs_compiled_under_the_op_hook():
-        settings.append((_module("torch._dynamo.config"), "disable", True))
     for module_name, values in _PROFILING_COMPILE_CONFIG.items():
         config = _module(module_name)
         settings += [(config, key, value) for key, value in values.items() if _has_setting(config, key)]
-    return settings
+    return tuple(settings)
 
 
 def inductor_tracks_provenance() -> bool:

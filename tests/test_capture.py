@@ -791,3 +791,48 @@ def test_the_graph_break_log_level_is_set_for_the_profile_and_put_back_as_setlev
         assert logger.isEnabledFor(logging.DEBUG) and below.isEnabledFor(logging.DEBUG)
     assert (logger.level, logger.propagate) == before
     assert not logger.isEnabledFor(logging.DEBUG) and not below.isEnabledFor(logging.DEBUG)
+
+
+def test_module_paths_and_parameter_names_are_learnt_as_named_parameters_names_them():
+    """Parameters are named in the walk over modules, as nn.Module.named_parameters() names them: a tied
+    parameter and a module at two paths keep their first name, a None bias has none, a compiled wrapper's
+    ``_orig_mod`` is left out; a module that names its parameters its own way is asked for them."""
+    from pyprof_live.capture.modules import ModuleNames
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(10, 4)
+            self.head = nn.Linear(4, 10, bias=False)
+            self.head.weight = self.embed.weight  # tied: named once, at its first module
+            self.shared = nn.Linear(4, 4)
+            self.again = self.shared  # one module at two paths: its first
+
+    class NamesItsOwn(nn.Module):  # as FSDP does, leaving out the wrapper's own attribute
+        def __init__(self):
+            super().__init__()
+            self.inner = nn.Linear(2, 2)
+
+        def named_parameters(self, *args, **kwargs):
+            for name, param in super().named_parameters(*args, **kwargs):
+                yield name.removeprefix("inner."), param
+
+    tied = Tied()
+    compiled = torch.compile(tied)
+    names = ModuleNames()
+    assert names._learn(compiled, []) == "Tied"
+    assert {names.param_names[id(p)] for p in tied.parameters()} == {
+        "Tied.embed.weight",
+        "Tied.shared.weight",
+        "Tied.shared.bias",
+    }
+    assert len(names.param_names) == 3
+    assert names.param_names[id(tied.head.weight)] == "Tied.embed.weight"
+    modules = {id(m): path for m, path in [(compiled, "Tied"), (tied, "Tied"), (tied.embed, "Tied.embed")]}
+    modules.update({id(tied.head): "Tied.head", id(tied.shared): "Tied.shared"})
+    assert names.paths == modules
+    own = NamesItsOwn()
+    assert names._learn(own, []) == "NamesItsOwn"
+    assert names.param_names[id(own.inner.weight)] == "NamesItsOwn.weight"
+    assert names.param_names[id(own.inner.bias)] == "NamesItsOwn.bias"
+    assert names.paths[id(own.inner)] == "NamesItsOwn.inner"

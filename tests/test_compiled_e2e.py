@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import inspect
 import statistics
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -524,3 +525,58 @@ def test_a_compiled_profile_not_read_is_built_before_the_next_profile_starts(mon
     second.stop()
     assert rows(first) == rows(second) == expected
     assert len(builds) == 2
+
+
+def test_the_profiles_warning_filter_is_its_own_and_leaves_the_users_equal_filter_in_place():
+    """The profile silences torch's warning at each call of a compiled module while global module hooks
+    exist (its hooks are the profile's own) with a filter put in front at start and taken out at stop. A
+    filter of the user's equal to it stays where it was (warnings.filterwarnings used to move it to the
+    front, then stop removed it), and the warning is shown again after the profile."""
+    message = r"Using `torch\.compile\(module\)` when there are global hooks"
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message=message, category=UserWarning, append=True)
+        users = warnings.filters[:]
+        assert users[-1][1].pattern == message
+        model = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+        with warnings.catch_warnings(record=True) as inside:
+            with pyprof_live.profile(gpu="off"):
+                assert warnings.filters[0][1].pattern == message and warnings.filters[1:] == users
+                model(torch.randn(1, 2))
+        assert warnings.filters == users
+        warnings.filters.remove(users[-1])
+        handle = torch.nn.modules.module.register_module_forward_pre_hook(lambda module, args: None)
+        try:
+            with warnings.catch_warnings(record=True) as after:
+                model(torch.randn(1, 2))
+        finally:
+            handle.remove()
+    assert not [w for w in inside if "global hooks" in str(w.message)]
+    assert [w for w in after if "global hooks" in str(w.message)]
+
+
+def _broken_too(x):
+    y = x.cos()
+    torch._dynamo.graph_break()
+    return y.sin()
+
+
+def test_each_profile_gets_its_own_graph_breaks_and_none_after_it_stops():
+    """One graph-break log handler serves every profile in turn (one records at a time): each profile's
+    breaks are its own, the handler is off the log between profiles, and a break then lands nowhere."""
+    from pyprof_live import torch_compat
+    from pyprof_live.capture import compile_events
+
+    torch._dynamo.reset()
+    broken, broken_too = torch.compile(_broken, backend="eager"), torch.compile(_broken_too, backend="eager")
+    logger = torch_compat.graph_break_logger()
+    with pyprof_live.profile() as first:
+        broken(torch.randn(4))
+    broken_too(torch.randn(4))  # between the profiles: nobody's
+    assert compile_events._graph_breaks not in logger.handlers and compile_events._graph_breaks.events == []
+    with pyprof_live.profile() as second:
+        broken_too(torch.randn(5))  # a new shape: compiled again, so it breaks again
+    lines = [[c.callsite for c in p.records.compiles if c.kind == "graph_break"] for p in (first, second)]
+    line_of = {f: f"test_compiled_e2e.py:{inspect.getsourcelines(f)[1] + 2}" for f in (_broken, _broken_too)}
+    assert lines == [[(line_of[_broken],)], [(line_of[_broken_too],)]]

@@ -88,6 +88,18 @@ def test_module_sources_split_into_root_and_path():
     assert inductor.common_module(["", "A.b"]) == "A.b" and inductor.common_module([]) == ""
 
 
+def test_the_common_module_is_a_whole_path_shared_by_all_whatever_their_order():
+    # A string prefix is not a path: "GPT.block" and "GPT.blocks.0" share "GPT" only.
+    assert inductor.common_module(["GPT.blocks.0", "GPT.block"]) == "GPT"
+    # In order, "GPT.blocks.1.fc" < "GPT.blocks.10" < "GPT.blocks.2": the first and last share "GPT.blocks",
+    # and so do all; the middle one alone does not decide it.
+    assert inductor.common_module(["GPT.blocks.2", "GPT.blocks.1.fc", "GPT.blocks.10"]) == "GPT.blocks"
+    # One path (twice): all of it; a path inside another: the outer one.
+    assert inductor.common_module(["GPT.ln", "GPT.ln"]) == "GPT.ln"
+    assert inductor.common_module(["GPT.blocks.0.fc1", "GPT.blocks", "GPT.blocks.0"]) == "GPT.blocks"
+    assert inductor.common_module(["A.x", "B.x"]) == ""
+
+
 def test_user_frames_of_a_node_stack_trace_innermost_first():
     torch_module = os.path.join(os.path.dirname(torch.__file__), "nn", "modules", "module.py")
     trace = (

@@ -244,3 +244,29 @@ def test_where_compiled_code_cannot_run_compiled_dynamo_is_off_during_the_profil
 
 def test_inductor_provenance_tracking_from_torch_2_9():
     assert torch_compat.inductor_tracks_provenance() is (torch_compat.TORCH >= (2, 9))
+
+
+def test_the_profiling_compile_settings_are_looked_up_once_per_process_and_set_from_the_users_values(monkeypatch):
+    """Which of the profile's compile settings this torch has is asked of its config modules once (their
+    ``__getattr__`` cost ~60 us at each profile's start); the values put back are read at each start, so a
+    value the user changes between profiles is the one restored."""
+    from torch._functorch import config
+
+    asked = []
+    real = torch_compat._has_setting
+    monkeypatch.setattr(torch_compat, "_has_setting", lambda owner, key: asked.append(key) or real(owner, key))
+    torch_compat._settings_this_torch_has.cache_clear()
+    first = torch_compat.profiling_compile_config()
+    assert torch_compat.profiling_compile_config() == first
+    # 3 settings in _PROFILING_COMPILE_CONFIG, each asked once (twice before the lookup was kept)
+    assert sorted(asked) == ["enable_autograd_cache", "fx_graph_cache", "trace.provenance_tracking_level"]
+    assert ("enable_autograd_cache", False) in [(key, value) for _, key, value in first]
+    before = config.enable_autograd_cache
+    try:
+        for users in (True, False):
+            config.enable_autograd_cache = users
+            with pyprof_live.profile(gpu="off"):
+                assert config.enable_autograd_cache is False
+            assert config.enable_autograd_cache is users
+    finally:
+        config.enable_autograd_cache = before

@@ -47,11 +47,13 @@ _CACHES = (
 
 
 class _GraphBreaks(logging.Handler):
-    """Receives Dynamo's graph-break log lines (nothing else reaches it)."""
+    """Receives Dynamo's graph-break log lines (nothing else reaches it) into ``events``, the recording
+    profile's list. One per process, as one profile records at a time: making a logging handler (its lock,
+    its weak reference in logging's registry) at each profile's start cost ~20 us."""
 
-    def __init__(self, events: list):
+    def __init__(self):
         super().__init__(logging.DEBUG)
-        self.events = events
+        self.events: list = []
 
     def emit(self, record):
         try:
@@ -68,6 +70,9 @@ class _GraphBreaks(logging.Handler):
                     _break_reason(reason),
                 )
             )
+
+
+_graph_breaks = _GraphBreaks()
 
 
 def _break_reason(text: str) -> str:
@@ -131,7 +136,6 @@ class CompileEvents:
         self._since_us = 0
         self._callbacks = None
         self._logger = None
-        self._handler = None
         self._logger_state = None
 
     def pause(self) -> None:
@@ -160,7 +164,8 @@ class CompileEvents:
             if self._ended in handler.end_callbacks:
                 handler.remove_end_callback(self._ended)
         if self._logger is not None:
-            self._logger.removeHandler(self._handler)
+            self._logger.removeHandler(_graph_breaks)
+            _graph_breaks.events = []  # lets go of this profile's list
             _set_level(self._logger, self._logger_state[0])
             self._logger.propagate = self._logger_state[1]
             self._logger = None
@@ -170,12 +175,13 @@ class CompileEvents:
         logger = torch_compat.graph_break_logger()
         if logger is None:
             return
-        self._logger, self._handler = logger, _GraphBreaks(self.breaks)
+        _graph_breaks.events = self.breaks
+        self._logger = logger
         self._logger_state = (logger.level, logger.propagate)
         if not logger.isEnabledFor(logging.DEBUG):  # off: turn it on for us only
             _set_level(logger, logging.DEBUG)
             logger.propagate = False
-        logger.addHandler(self._handler)
+        logger.addHandler(_graph_breaks)
 
     def _started(self, args=None) -> None:
         # torch before 2.8 calls the callbacks with no argument (torch_compat.compile_callbacks): the compile

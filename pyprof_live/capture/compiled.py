@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 import threading
 import time
@@ -49,8 +50,20 @@ _graph_task = torch_compat.current_graph_task_id
 _peek_seq = torch_compat.peek_sequence_nr
 _grad_enabled = torch.is_grad_enabled
 _Tensor = torch.Tensor
+#: Tells the warnings module its filters changed (a private function of CPython's; absent: nothing to tell).
+_filters_mutated = getattr(warnings, "_filters_mutated", lambda: None)
 
-_GLOBAL_HOOKS_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
+#: What ``warnings.filterwarnings("ignore", message=..., category=UserWarning)`` would put in ``warnings.filters``
+#: for torch's warning at each call of a compiled module while global module hooks exist (ours are the
+#: profile's own). Built once: filterwarnings compiles the message and looks for an equal filter to replace at
+#: each profile's start; this one is put in front and taken out again.
+_GLOBAL_HOOKS_FILTER = (
+    "ignore",
+    re.compile(r"Using `torch\.compile\(module\)` when there are global hooks", re.I),
+    UserWarning,
+    None,
+    0,
+)
 
 #: Name of the records of compiled graph calls (kind GRAPH_CALL; their ``graph`` says which graph).
 GRAPH_CALL_NAME = "compiled graph"
@@ -121,8 +134,9 @@ class CompiledCapture:
         self.extern_ops.clear()
         # torch warns at each call of a compiled module while global module hooks exist: ours are
         # the profile's own (they see the compiled module and the module it wraps as one path).
-        warnings.filterwarnings("ignore", message=_GLOBAL_HOOKS_WARNING, category=UserWarning)
-        self._filter = warnings.filters[0]
+        warnings.filters.insert(0, _GLOBAL_HOOKS_FILTER)  # type: ignore[attr-defined]  # a list at run time
+        _filters_mutated()
+        self._filter = _GLOBAL_HOOKS_FILTER
 
         graph = torch_compat.compiled_fx_graph_class()
         self._patch(graph, "__init__", self._compiling(graph.__init__))
@@ -152,9 +166,11 @@ class CompiledCapture:
 
     def _remove_filter(self) -> None:
         filters = warnings.filters
-        if self._filter in filters:
-            filters.remove(self._filter)  # type: ignore[attr-defined]  # a list at run time
-            getattr(warnings, "_filters_mutated", lambda: None)()
+        for k, installed in enumerate(filters):  # by identity: an equal filter of the user's stays
+            if installed is self._filter:
+                del filters[k]  # type: ignore[attr-defined]  # a list at run time
+                _filters_mutated()
+                break
         self._filter = None
 
     def _patch(self, owner, name: str, value) -> None:
@@ -265,7 +281,9 @@ class CompiledCapture:
                 callsite.mark_internal(code)
             info.wrapper_marked = True
         globals_ = module.__dict__
-        for kernel in {site.kernel for site in info.sites.values()} | set(info.defined):
+        if info.wrapped is None:
+            info.wrapped = tuple(dict.fromkeys([*(site.kernel for site in info.sites.values()), *info.defined]))
+        for kernel in info.wrapped:
             target = globals_.get(kernel)
             if target is None:
                 continue

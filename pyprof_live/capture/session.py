@@ -247,6 +247,8 @@ class CaptureSession:
     def _set_recording(self, on: bool) -> None:
         """Record or not; between recorded steps the op hook is taken off this thread's mode stack, so
         those steps run at full speed (it stays, inert, if another mode was pushed above it)."""
+        if on and self.recording:  # each step() of a recording profile: every flag is set already
+            return
         recorder = self._recorder
         if on and not self.recording and recorder is not None:
             # Nodes numbered while not recording (between start/stop segments, in steps not
