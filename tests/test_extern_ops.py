@@ -23,12 +23,11 @@ from pyprof_live.capture import session as session_module
 from pyprof_live.capture.context import context
 from pyprof_live.capture.recorder import R_DIR, R_FRAMES, R_ID, R_KWARGS, R_PEEK, R_TID
 from tests.compiled_models import MLPBlock, needs_compiled_runs
-from tests.test_native_hook import _relative
+from tests.test_native_hook import _relative, captured_raw_ops, needs_native
 
 pytestmark = [pytest.mark.e2e, needs_compiled_runs]
 
 STEPS = 3
-needs_native = pytest.mark.skipif(recorder_module._load_native() is None, reason="the C hook is not built here")
 
 
 @pytest.fixture
@@ -301,15 +300,7 @@ def both_extern_ops(monkeypatch):
     """``both_extern_ops(step)`` profiles ``step`` with the Python ExternOp, then with the C one (the C op hook in
     both): [(raw op tuples, profile)] * 2. Every clock is a counter moving 1 per reading, fresh per run, so equal
     tuples mean the same clock readings in the same order."""
-    captured = []
-    build = session_module.build_op_records
-
-    def spy(raw_ops, *args, **kwargs):
-        captured.append(list(raw_ops))
-        return build(raw_ops, *args, **kwargs)
-
-    monkeypatch.setattr(session_module, "build_op_records", spy)
-    monkeypatch.setattr(recorder_module, "dispatch_cost_ns", lambda: 7)
+    captured = captured_raw_ops(monkeypatch)
     native, native_call, made = extern_ops._native_extern_op, extern_ops.native_extern_call, []
 
     def made_call(*args):
@@ -337,8 +328,9 @@ def both_extern_ops(monkeypatch):
 @needs_native
 def test_the_c_extern_op_appends_the_python_one_s_raw_tuples(mlp_step, both_extern_ops, pops):
     """Three MLPBlock(32) training steps, 6 extern call sites (2 addmm forward, 4 mm backward): 2 x 6 calls after the
-    first step take the new path in each run (C: compiled.py's extern call and ExternOp.call both in C). Their raw tuples (shapes, direction, backward node and sequence
-    number, module, layers, call site, ids, clock readings) and the records are the same from both."""
+    first step take the new path in each run (C: compiled.py's extern call and ExternOp.call both in C). Their raw
+    tuples (shapes, direction, backward node and sequence number, module, layers, call site, ids, clock readings) and
+    the records are the same from both."""
     (raw_py, p_py), (raw_c, p_c) = both_extern_ops(mlp_step)
     assert pops[0] == 2 * 12
     assert len(raw_py) == len(raw_c) > 0

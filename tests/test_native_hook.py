@@ -24,11 +24,8 @@ from .fresh_process import run_in_a_fresh_process
 needs_native = pytest.mark.skipif(recorder._load_native() is None, reason="the C hook is not built here")
 
 
-@pytest.fixture
-def both_hooks(monkeypatch):
-    """``both_hooks(make)`` profiles ``make()``'s function with each hook: [(raw tuples, profile)] * 2. Every clock the
-    hooks read is a counter that moves 1 per reading (a fresh one per run), the calibrated dispatch cost
-    is 7: both hooks read their clocks the same number of times, so timestamps are equal too."""
+def captured_raw_ops(monkeypatch) -> list:
+    """The raw op tuples of each profile built from now on, a list per profile; the calibrated dispatch cost is 7."""
     captured = []
     build = session_module.build_op_records
 
@@ -38,6 +35,15 @@ def both_hooks(monkeypatch):
 
     monkeypatch.setattr(session_module, "build_op_records", spy)
     monkeypatch.setattr(recorder, "dispatch_cost_ns", lambda: 7)
+    return captured
+
+
+@pytest.fixture
+def both_hooks(monkeypatch):
+    """``both_hooks(make)`` profiles ``make()``'s function with each hook: [(raw tuples, profile)] * 2. Every clock the
+    hooks read is a counter that moves 1 per reading (a fresh one per run), the calibrated dispatch cost
+    is 7: both hooks read their clocks the same number of times, so timestamps are equal too."""
+    captured = captured_raw_ops(monkeypatch)
 
     def run(native: bool, fn, **options):
         assert recorder.use_native(native) is native

@@ -594,7 +594,7 @@ class _ExternCalls:
 
         callsite.mark_internal(extern_call.__code__)
         callsite.mark_internal(hooked_call.__code__)
-        # A static graph's learned sites in C where the C op hook is in use (_hook.ExternCall: extern_call's work for
+        # A static graph's learned sites in C where the C extension is in use (_hook.ExternCall: extern_call's work for
         # them, without its Python frames); every other call goes to extern_call.
         call = extern_ops.native_extern_call(fn, capture, lines, known, extern_call, hooked_call) if static else None
         call = call or extern_call
