@@ -327,6 +327,25 @@ def test_record_cap_warns_once_and_marks_the_profile_truncated():
     assert len(p.records.ops) == 5 and p.meta["truncated"] is True
 
 
+class _Five:
+    """An integer type of another library (numpy's int64, say): usable as an index, not an int."""
+
+    def __index__(self) -> int:
+        return 5
+
+
+def test_the_record_cap_and_stack_depth_take_any_integer_type_and_refuse_the_rest():
+    with pytest.warns(RuntimeWarning, match="record cap of 5 ops"):
+        with pyprof_live.profile(max_ops=_Five(), stack_depth=_Five()) as p:
+            for _ in range(10):
+                torch.ones(1)
+    assert len(p.records.ops) == 5 and type(p.session.max_ops) is int and p.session.stack_depth == 5
+    with pytest.raises(TypeError, match="max_ops must be an integer, not '5'"):
+        pyprof_live.profile(max_ops="5")
+    with pytest.raises(ValueError, match="stack_depth must be 0 or more, not -1"):
+        pyprof_live.profile(stack_depth=-1)
+
+
 def test_profiling_does_not_change_results():
     def run(profiled: bool):
         torch.manual_seed(0)

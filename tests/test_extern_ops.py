@@ -354,6 +354,59 @@ class _Gpu:
         self.log.append(("pop",))
 
 
+@needs_native
+def test_the_c_types_are_built_whole():
+    """ExternOp and ExternCall are made by their constructor alone: one made without its arguments is refused (it
+    used to crash when called), calling __init__ again changes nothing, a recorder attribute that cannot be read is
+    the error raised, and the record cap may be any integer type."""
+    native = recorder_module._load_native()
+    extern_ops._native_extern_op()  # hands set_extern_ops its torch calls
+    for made in (native.ExternOp, native.ExternCall):
+        with pytest.raises(TypeError):
+            made.__new__(made)
+    recorder = _recorder([_raw_op()])
+    op = native.ExternOp(recorder, _raw_op(), None, 7, [])
+    op.__init__(_recorder([]), _raw_op(), None, 8, [])
+    assert op.recorder is recorder and op.line == 7
+    del recorder.gpu
+    with pytest.raises(AttributeError, match="gpu"):
+        native.ExternOp(recorder, _raw_op(), None, 7, [])
+    recorder = _recorder([_raw_op()])
+    recorder.max_ops = SimpleNamespace(__index__=None)  # not an integer
+    with pytest.raises(TypeError):
+        native.ExternOp(recorder, _raw_op(), None, 7, [])
+    recorder.max_ops = torch.tensor(5)  # an integer type with __index__
+    assert native.ExternOp(recorder, _raw_op(), None, 7, []).line == 7
+
+
+@pytest.mark.parametrize("in_c", [pytest.param(True, marks=needs_native), False])
+def test_a_kernel_that_leaves_a_mode_on_the_stack_gets_the_hook_back_on_top(mlp_step, in_c):
+    """The hook comes off the stack for the call and goes back on top after it, whatever the kernel did to the stack
+    (here it leaves a mode of its own there), in the Python ExternOp as in the C one."""
+    with pyprof_live.profile(stack_depth=0) as p:
+        mlp_step()
+        learned = next(op for op in p.session._compiled.extern_ops.values() if op is not None)
+        recorder = learned.recorder
+        op_type = extern_ops._native_extern_op() if in_c else extern_ops.ExternOp
+        op = op_type(recorder, (learned.index, learned.args, learned.kwargs, learned.out), learned.run, 7, [])
+        leftover = TorchDispatchMode()
+
+        def kernel():
+            torch_compat.push_dispatch_stack(leftover)
+            return "out"
+
+        context.graph_call = (sys._getframe(), 0, ())
+        try:
+            assert op.call(kernel, (), {}) == "out"
+            stack = [torch_compat.dispatch_stack_at(i) for i in range(torch_compat.dispatch_stack_len())]
+        finally:
+            context.graph_call = None
+            torch_compat.pop_dispatch_stack(None)
+            torch_compat.pop_dispatch_stack(None)
+            torch_compat.push_dispatch_stack(recorder)
+        assert stack == [leftover, recorder]
+
+
 @pytest.mark.parametrize("in_c", [pytest.param(True, marks=needs_native), False])
 def test_an_exception_in_the_call_puts_the_hook_and_the_gpu_id_back(mlp_step, in_c):
     """The hook is off the mode stack and the op's id pushed to the GPU backend while the extern kernel runs; both

@@ -1333,55 +1333,58 @@ static PyObject *extern_op_call(ExternOp *op, PyObject *const *args, Py_ssize_t 
     return extern_op_record(op, args[0], args[1], args[2], callers_frame());
 }
 
-static int extern_op_init(ExternOp *op, PyObject *args, PyObject *kw) {
+/* The recorder's attribute `name` as a new reference in *slot (-1 with an error set). */
+static int recorder_attr(PyObject *recorder, const char *name, PyObject **slot) {
+    *slot = PyObject_GetAttrString(recorder, name);
+    return *slot == NULL ? -1 : 0;
+}
+
+/* ExternOp(recorder, record, run, line, calls), built whole here (no __init__: a half-made or re-made one cannot be
+ * called). The recorder's raw list, cap, stack depth, GPU backend, id counter, parameter names and dispatch cost are
+ * read once: they do not change while it records. */
+static PyObject *extern_op_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     static char *names[] = {"recorder", "record", "run", "line", "calls", NULL};
-    PyObject *recorder, *record, *run, *line, *calls;
+    PyObject *recorder, *record, *run, *line, *calls, *max_ops = NULL, *stack_depth = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!OOO!", names, &recorder, &PyTuple_Type, &record, &run, &line,
                                      &PyList_Type, &calls))
-        return -1;
+        return NULL;
     if (PyTuple_GET_SIZE(record) < 4) {
         PyErr_SetString(PyExc_ValueError, "record must be a raw op tuple");
-        return -1;
+        return NULL;
     }
-    PyObject *raw = PyObject_GetAttrString(recorder, "raw"), *gpu = PyObject_GetAttrString(recorder, "gpu"),
-             *next_id = PyObject_GetAttrString(recorder, "next_id"),
-             *param_names = PyObject_GetAttrString(recorder, "param_names"),
-             *max_ops = PyObject_GetAttrString(recorder, "max_ops"),
-             *stack_depth = PyObject_GetAttrString(recorder, "stack_depth"),
-             *dispatch_ns = PyObject_GetAttrString(recorder, "dispatch_ns");
-    int ok = raw != NULL && gpu != NULL && next_id != NULL && param_names != NULL && max_ops != NULL &&
-             stack_depth != NULL && dispatch_ns != NULL;
-    if (ok && !PyList_Check(raw)) {
+    ExternOp *op = (ExternOp *)type->tp_alloc(type, 0);
+    if (op == NULL)
+        return NULL;
+    if (recorder_attr(recorder, "raw", &op->raw) < 0 || recorder_attr(recorder, "gpu", &op->gpu) < 0 ||
+        recorder_attr(recorder, "next_id", &op->next_id) < 0 ||
+        recorder_attr(recorder, "param_names", &op->param_names) < 0 ||
+        recorder_attr(recorder, "dispatch_ns", &op->dispatch_ns) < 0 ||
+        recorder_attr(recorder, "max_ops", &max_ops) < 0 || recorder_attr(recorder, "stack_depth", &stack_depth) < 0)
+        goto error;
+    if (!PyList_Check(op->raw)) {
         PyErr_SetString(PyExc_TypeError, "the recorder's raw ops must be a list");
-        ok = 0;
+        goto error;
     }
-    if (ok && ((op->max_ops = PyLong_AsSsize_t(max_ops)) == -1 ||
-               (op->stack_depth = PyLong_AsSsize_t(stack_depth)) == -1) &&
-        PyErr_Occurred())
-        ok = 0;
-    if (ok) {
-        Py_XSETREF(op->recorder, Py_NewRef(recorder));
-        Py_XSETREF(op->raw, Py_NewRef(raw));
-        Py_XSETREF(op->gpu, Py_NewRef(gpu));
-        Py_XSETREF(op->next_id, Py_NewRef(next_id));
-        Py_XSETREF(op->param_names, Py_NewRef(param_names));
-        Py_XSETREF(op->dispatch_ns, Py_NewRef(dispatch_ns));
-        Py_XSETREF(op->index, Py_NewRef(PyTuple_GET_ITEM(record, 0)));
-        Py_XSETREF(op->args, Py_NewRef(PyTuple_GET_ITEM(record, 1)));
-        Py_XSETREF(op->kwargs, Py_NewRef(PyTuple_GET_ITEM(record, 2)));
-        Py_XSETREF(op->out, Py_NewRef(PyTuple_GET_ITEM(record, 3)));
-        Py_XSETREF(op->run, Py_NewRef(run));
-        Py_XSETREF(op->line, Py_NewRef(line));
-        Py_XSETREF(op->calls, Py_NewRef(calls));
-    }
-    Py_XDECREF(raw);
-    Py_XDECREF(gpu);
-    Py_XDECREF(next_id);
-    Py_XDECREF(param_names);
+    if ((op->max_ops = PyNumber_AsSsize_t(max_ops, PyExc_OverflowError)) == -1 && PyErr_Occurred())
+        goto error;
+    if ((op->stack_depth = PyNumber_AsSsize_t(stack_depth, PyExc_OverflowError)) == -1 && PyErr_Occurred())
+        goto error;
+    Py_DECREF(max_ops);
+    Py_DECREF(stack_depth);
+    op->recorder = Py_NewRef(recorder);
+    op->index = Py_NewRef(PyTuple_GET_ITEM(record, 0));
+    op->args = Py_NewRef(PyTuple_GET_ITEM(record, 1));
+    op->kwargs = Py_NewRef(PyTuple_GET_ITEM(record, 2));
+    op->out = Py_NewRef(PyTuple_GET_ITEM(record, 3));
+    op->run = Py_NewRef(run);
+    op->line = Py_NewRef(line);
+    op->calls = Py_NewRef(calls);
+    return (PyObject *)op;
+error:
     Py_XDECREF(max_ops);
     Py_XDECREF(stack_depth);
-    Py_XDECREF(dispatch_ns);
-    return ok ? 0 : -1;
+    Py_DECREF(op);
+    return NULL;
 }
 
 static int extern_op_traverse(ExternOp *op, visitproc visit, void *arg) {
@@ -1449,8 +1452,7 @@ static PyTypeObject ExternOpType = {
     .tp_basicsize = sizeof(ExternOp),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "extern_ops.ExternOp in C: ExternOp(recorder, record, run, line, calls).",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)extern_op_init,
+    .tp_new = extern_op_new,
     .tp_traverse = (traverseproc)extern_op_traverse,
     .tp_clear = (inquiry)extern_op_clear,
     .tp_dealloc = (destructor)extern_op_dealloc,
@@ -1528,29 +1530,28 @@ done:
     return result;
 }
 
-static int extern_call_init(ExternCall *c, PyObject *args, PyObject *kw) {
+/* ExternCall(fn, capture, sites, known, extern_call, hooked_call), built whole here (no __init__: a half-made or
+ * re-made one cannot be called). */
+static PyObject *extern_call_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     static char *names[] = {"fn", "capture", "sites", "known", "extern_call", "hooked_call", NULL};
     PyObject *fn, *capture, *sites, *known, *extern_call, *hooked_call;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO!O!OO", names, &fn, &capture, &PyDict_Type, &sites, &PyDict_Type,
                                      &known, &extern_call, &hooked_call))
-        return -1;
+        return NULL;
     if (handed.not_taken == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "set_extern_ops() was not called");
-        return -1;
+        return NULL;
     }
-    Py_XSETREF(c->fn, Py_NewRef(fn));
-    Py_XSETREF(c->capture, Py_NewRef(capture));
-    Py_XSETREF(c->sites, Py_NewRef(sites));
-    Py_XSETREF(c->known, Py_NewRef(known));
-    Py_XSETREF(c->extern_call, Py_NewRef(extern_call));
-    Py_XSETREF(c->hooked_call, Py_NewRef(hooked_call));
-    return 0;
-}
-
-static PyObject *extern_call_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     ExternCall *c = (ExternCall *)type->tp_alloc(type, 0);
-    if (c != NULL)
-        c->vectorcall = extern_call_vectorcall;
+    if (c == NULL)
+        return NULL;
+    c->vectorcall = extern_call_vectorcall;
+    c->fn = Py_NewRef(fn);
+    c->capture = Py_NewRef(capture);
+    c->sites = Py_NewRef(sites);
+    c->known = Py_NewRef(known);
+    c->extern_call = Py_NewRef(extern_call);
+    c->hooked_call = Py_NewRef(hooked_call);
     return (PyObject *)c;
 }
 
@@ -1586,7 +1587,6 @@ static PyTypeObject ExternCallType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "compiled.py's extern_call in C: ExternCall(fn, capture, sites, known, extern_call, hooked_call).",
     .tp_new = extern_call_new,
-    .tp_init = (initproc)extern_call_init,
     .tp_traverse = (traverseproc)extern_call_traverse,
     .tp_clear = (inquiry)extern_call_clear,
     .tp_dealloc = (destructor)extern_call_dealloc,

@@ -119,8 +119,10 @@ class ExternOp:
         peek = _peek_seq()
         op_id = recorder.next_id()
         gpu = recorder.gpu
+        popped = False
         try:
             _pop(None)  # the top mode (None: not one of torch's infra modes); the stack held it alone
+            popped = True
             start = _now()
             if gpu is None:
                 out = fn(*args, **kwargs)
@@ -132,7 +134,7 @@ class ExternOp:
                     gpu.pop()
             end = _now()
         finally:
-            if not _stack_len():  # it was popped (an interrupt may come between the pop and the try)
+            if popped or not _stack_len():  # (an interrupt may come between the pop and popped = True)
                 _push(recorder)
         module = ctx.module
         hooks_before = ctx.hook_ns

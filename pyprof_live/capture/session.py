@@ -9,6 +9,7 @@ appended to the ``Records`` and ``meta`` the session was given (those of its Liv
 from __future__ import annotations
 
 import itertools
+import operator
 import sys
 import threading
 import time
@@ -89,8 +90,8 @@ class CaptureSession:
         self._records = weakref.ref(records)
         self.meta = meta
         self.steps = None if steps is None else frozenset(steps)
-        self.stack_depth = stack_depth
-        self.max_ops = max_ops
+        self.stack_depth = _count("stack_depth", stack_depth)
+        self.max_ops = _count("max_ops", max_ops)
         self.gpu = gpu
         self.raw_ops: list = []
         self.op_infos: list = []
@@ -493,6 +494,17 @@ class CaptureSession:
             self.meta.update(gpu_capture.meta)
             if gpu_capture.incomplete:
                 self.meta["warnings"].append(f"GPU data is incomplete: {gpu_capture.incomplete}")
+
+
+def _count(name: str, value) -> int:
+    """``value`` as an int (a numpy integer too), 0 or more: the hooks compare and slice with it."""
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {value!r}") from None
+    if count < 0:
+        raise ValueError(f"{name} must be 0 or more, not {count}")
+    return count
 
 
 def _complete_compiled() -> None:
