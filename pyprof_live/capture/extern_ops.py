@@ -108,11 +108,7 @@ class ExternOp:
             stop = graph_call[0]
             frame = _getframe(2)  # the caller of compiled.py's extern_call
             while frame is not stop:
-                if frame is None:
-                    return NOT_TAKEN
-                code = frame.f_code
-                internal = _internal_code.get(id(code))
-                if not (internal or (internal is None and _is_internal(code))):
+                if frame is None or not _is_internal(frame.f_code):
                     return NOT_TAKEN
                 frame = frame.f_back
             site = graph_call[2]
@@ -191,52 +187,23 @@ def _native_extern_op():
     native = _recorder_module.native
     if native is None:
         return None
-    calls = (
-        _stack_len,
-        _stack_at,
-        _pop,
-        _push,
-        _function_modes,
-        _foreign_function_modes,
-        _python_key_excluded,
-        _peek_seq,
-        _graph_task,
-        _grad_enabled,
-        backward_facts,
-        _now,
-    )
+    calls = {
+        "stack_len": _stack_len,
+        "stack_at": _stack_at,
+        "pop": _pop,
+        "push": _push,
+        "function_modes": _function_modes,
+        "foreign_function_modes": _foreign_function_modes,
+        "python_key_excluded": _python_key_excluded,
+        "peek_seq": _peek_seq,
+        "graph_task": _graph_task,
+        "grad_enabled": _grad_enabled,
+        "backward_facts": backward_facts,
+        "clock": None if _now is time.perf_counter_ns else _now,  # None: the C clock, perf_counter_ns's
+    }
     if _handed != (native, calls):
-        (
-            stack_len,
-            stack_at,
-            pop,
-            push,
-            function_modes,
-            foreign,
-            key_excluded,
-            peek_seq,
-            graph_task,
-            grad,
-            facts,
-            now,
-        ) = calls
         native.set_extern_ops(
-            stack_len=stack_len,
-            stack_at=stack_at,
-            pop=pop,
-            push=push,
-            function_modes=function_modes,
-            foreign_function_modes=foreign,
-            python_key_excluded=key_excluded,
-            peek_seq=peek_seq,
-            graph_task=graph_task,
-            grad_enabled=grad,
-            backward_facts=facts,
-            context=context,
-            internal_code=_internal_code,
-            is_internal=_is_internal,
-            not_taken=NOT_TAKEN,
-            clock=None if now is time.perf_counter_ns else now,  # None: the C clock, perf_counter_ns's
+            **calls, context=context, internal_code=_internal_code, is_internal=_is_internal, not_taken=NOT_TAKEN
         )
         _handed = (native, calls)
     return native.ExternOp
