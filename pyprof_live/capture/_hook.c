@@ -1197,14 +1197,15 @@ static PyObject *extern_op_record(ExternOp *op, PyObject *fn, PyObject *args, Py
         goto done;
     if (!on || PyList_GET_SIZE(op->raw) >= op->max_ops)
         goto not_taken;
-    int foreign = truth_of_call(handed.function_modes);
-    if (foreign > 0)
-        foreign = truth_of_call(handed.foreign_function_modes);
-    if (foreign == 0)
-        foreign = truth_of_call(handed.python_key_excluded);
-    if (foreign < 0)
+    /* extern_ops.hook_alone's other two conditions: no TorchFunctionMode of the user's, no_dispatch() off */
+    int hidden = truth_of_call(handed.function_modes);
+    if (hidden > 0)
+        hidden = truth_of_call(handed.foreign_function_modes);
+    if (hidden == 0)
+        hidden = truth_of_call(handed.python_key_excluded);
+    if (hidden < 0)
         goto done;
-    if (foreign)
+    if (hidden)
         goto not_taken;
     if ((ctx_dict = PyObject_GetAttr(handed.context, s_dict)) == NULL)
         goto done;
