@@ -65,7 +65,9 @@ def test_long_lived_keeps_a_frozen_heap_frozen(collecting):
         count = gc.get_freeze_count()
         with paused_gc(long_lived=True):
             young = _Node()
-        assert gc.get_freeze_count() == count  # not unfrozen by the import
+        # not unfrozen (that empties the permanent generation); the count itself may drop by the few
+        # frozen objects freed meanwhile by their reference count (frames, another thread's objects)
+        assert gc.get_freeze_count() > count // 2
         assert not _in_generation(frozen, 2)
         assert _in_generation(young, 0)  # nothing moved: that would need an unfreeze
     finally:
