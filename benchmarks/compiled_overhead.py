@@ -1,9 +1,19 @@
 """Overhead of pyprof_live on a torch.compile'd training step against torch.profiler, in one run.
 
-The step: a GPT-style model compiled with torch.compile (Inductor, C++ kernels on the CPU), its
-forward + backward, and a compiled AdamW step. It is compiled once, under a pyprof_live profile
-(so Inductor keeps what each kernel fused), before anything is timed; every configuration then
-runs the same compiled code:
+The step: a model compiled with torch.compile (Inductor, C++ kernels on the CPU), its forward +
+backward, and a compiled AdamW step. --model picks the model:
+  gpt-style             our own GPT-style model (tests/compiled_models.py), batch --batch x 128 tokens
+  gpt2, llama           published models: Hugging Face GPT2LMHeadModel / LlamaForCausalLM as
+                        tests/real_models.py builds them for the eager benchmark (2 layers, width 128,
+                        random weights, nothing downloaded; its batch: 2 x 64 tokens); they need
+                        transformers. Each compiles with no graph break in the model: gpt2 is told
+                        the loss Hugging Face picks for it anyway (compiled_step says why).
+The header line names the model and what ran outside the compiled graphs: Dynamo's graph breaks
+(the compiled optimizer step's one is torch's own: optimizer.step's profiling wrapper) and the eager
+ops per step (the gradients' AccumulateGrad detaches, the loss's seed gradient, the zero gradients
+of outputs the loss does not use).
+It is compiled once, under a pyprof_live profile (so Inductor keeps what each kernel fused), before
+anything is timed; every configuration then runs the same compiled code:
   plain                 no profiler
   torch.profiler shapes record_shapes=True (CPU activity: it sees the kernels' record_function ranges);
                         the reference of the goal: it records less than pyprof_live (no call sites)
@@ -43,12 +53,13 @@ Measured so that a difference smaller than the machine's noise can still be reso
   range (~14 ms/step) hid both added times (~3-7 ms/step).
 Goal (issue #11): pyprof_live <= 1.3x plain, and its added time <= 0.5x torch.profiler's.
 
-    .venv/bin/python benchmarks/compiled_overhead.py [--iters 10] [--rounds 11] [--batch 1]
+    .venv/bin/python benchmarks/compiled_overhead.py [--model gpt-style] [--iters 10] [--rounds 11] [--batch 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import random
 import statistics
@@ -64,23 +75,67 @@ import pyprof_live
 from pyprof_live import torch_compat
 from pyprof_live.capture import compiled as compiled_capture
 from pyprof_live.capture import inductor
+from tests import real_models
 from tests.compiled_models import GPT, GPT_CONFIG, gpt_batch
 
+#: --model's choices -> what the header line calls them.
+MODELS = {
+    "gpt-style": "GPT-style (ours: tests/compiled_models.py)",
+    "gpt2": "Hugging Face GPT2LMHeadModel (tests/real_models.py)",
+    "llama": "Hugging Face LlamaForCausalLM (tests/real_models.py)",
+}
 
-def compiled_gpt_step(batch: int):
+
+def compiled_step(model_name: str, batch: int):
+    """One training step of ``model_name``: the compiled model's forward and backward, the compiled
+    AdamW step, the gradients set to None."""
     torch.manual_seed(0)
-    model = GPT(**GPT_CONFIG)
-    compiled = torch.compile(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    if model_name == "gpt-style":
+        model = GPT(**GPT_CONFIG)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        compiled = torch.compile(model)
+        tokens, targets = gpt_batch(batch)
+
+        def loss():
+            return compiled(tokens, targets)
+
+    else:
+        published = real_models.build(model_name)
+        model, optimizer = published.model, published.optimizer
+        if model_name == "gpt2":
+            # GPT2LMHeadModel's class name names no loss, so Hugging Face logs a warning on every
+            # call before taking ForCausalLM's; Dynamo breaks the graph at a logging call (4 breaks,
+            # the loss then runs in a graph of its own). Named here, the same loss runs unbroken.
+            model.loss_type = "ForCausalLM"
+        compiled = torch.compile(model)
+
+        def loss():
+            return published.loss_fn(compiled(*published.args, **published.kwargs))
+
     optimizer_step = torch.compile(optimizer.step)
-    tokens, targets = gpt_batch(batch)
 
     def step():
-        compiled(tokens, targets).backward()
+        loss().backward()
         optimizer_step()
         optimizer.zero_grad(set_to_none=True)
 
     return step
+
+
+def outside_graphs(warm, p, iters: int) -> str:
+    """What of the step did not run compiled: the warm-up's graph breaks, and the eager ops per step
+    of profile ``p`` (ops outside any compiled graph; extern kernels inside one are not eager)."""
+    breaks = collections.Counter(
+        f"{event.reason.split(':')[0]} at {event.callsite[0] if event.callsite else '?'}"
+        for event in warm.records.compiles
+        if event.kind == "graph_break"
+    )
+    eager = collections.Counter(op.name for op in p.records.ops if op.kind == "op" and not op.graph)
+    return (
+        f"{sum(breaks.values())} graph breaks ({'; '.join(f'{n}x {why}' for why, n in breaks.items()) or 'none'}); "
+        f"eager ops per step: {sum(eager.values()) / iters:g} "
+        f"({', '.join(f'{n / iters:g} {name}' for name, n in eager.most_common()) or 'none'})"
+    )
 
 
 def run_plain(step, iters):
@@ -207,14 +262,24 @@ def quartiles(values) -> tuple[float, float, float]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=MODELS, default="gpt-style", help="the compiled model (see above)")
     parser.add_argument("--iters", type=int, default=10, help="steps per configuration and round")
     parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--batch", type=int, help="gpt-style's batch (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the rounds' shuffled order")
     args = parser.parse_args()
+    if args.model != "gpt-style":
+        if args.batch is not None:
+            parser.error(f"--batch is gpt-style's: {args.model} runs tests/real_models.py's batch")
+        if real_models.TRANSFORMERS_MISSING:
+            parser.error(f"--model {args.model} needs transformers: {real_models.TRANSFORMERS_MISSING}")
+    if args.model == "gpt-style":
+        batch = f"batch {args.batch or 1} x {GPT_CONFIG['length']} tokens"
+    else:
+        batch = f"batch {real_models.BATCH} x {real_models.SEQ} tokens"
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # torch's own notes while compiling the optimizer step
-    step = compiled_gpt_step(args.batch)
+    step = compiled_step(args.model, args.batch or 1)
     compiling = time.perf_counter()
     warm = run_pyprof_live(step, 2)  # compiles every graph under the profile, then warms them
     compiling = time.perf_counter() - compiling
@@ -237,10 +302,11 @@ def main():
             wall[name].append(time.perf_counter() - start_wall)
             del recorded  # freed outside the clocks, as torch.profiler's profile is (see the docstring)
     print(
-        f"compiled GPT-style step (fwd+bwd+AdamW, batch {args.batch}) x {args.iters} steps: {kernels} Inductor kernel "
-        f"calls, {len(p.records.ops)} records; torch {torch.__version__}, 1 thread; compiled in {compiling:.1f} s "
-        f"({len(warm.records.compiles)} compile events); {args.rounds} rounds, order shuffled each round; "
-        f"floor recorder: {floor_kernels} kernel calls, {len(floor_rows) - floor_kernels} ops"
+        f"compiled {MODELS[args.model]} step (fwd+bwd+AdamW, {batch}) x {args.iters} steps: {kernels} Inductor "
+        f"kernel calls, {len(p.records.ops)} records; torch {torch.__version__}, 1 thread; compiled in "
+        f"{compiling:.1f} s ({len(warm.records.compiles)} compile events); {args.rounds} rounds, order shuffled "
+        f"each round; floor recorder: {floor_kernels} kernel calls, {len(floor_rows) - floor_kernels} ops\n"
+        f"outside the compiled graphs: {outside_graphs(warm, p, args.iters)}"
     )
     for clock, times in (("process CPU time", cpu), ("wall time", wall)):
         _report(clock, times, args.iters, kernels)
