@@ -62,6 +62,7 @@ def test_gpt2_runs_compiled_with_no_graph_break_in_the_model():
     assert not p.records.compiles  # compiled once, in the warm-up
     graphs = collections.Counter(op.graph.split()[-1] for op in p.records.ops if op.kind == COMPILED)
     # 3 steps: Inductor kernel calls of one forward graph, one backward graph and the optimizer step's
+    assert len({op.graph for op in p.records.ops if op.kind == COMPILED}) == 3
     assert set(graphs) == {"forward", "backward", "inference"} and graphs["inference"] == 3
     eager = collections.Counter(op.name for op in p.records.ops if op.kind == "op" and not op.graph)
     # per step: one AccumulateGrad detach per parameter (28: wte, wpe, ln_f weight+bias, and 12 per
