@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import tomllib
-from packaging.specifiers import SpecifierSet
+from packaging.requirements import Requirement
 from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,15 +93,17 @@ def resolve(spec: str) -> str:
     lists the versions with a wheel for this Python). No wheel is downloaded: a ``pip install --dry-run`` would
     download the whole CUDA wheel (~770 MB) to read its metadata where the index serves none apart, and a
     connection cut during that download failed CI."""
-    name, specifier = re.fullmatch(r"([A-Za-z0-9_.-]+)(.*)", spec).groups()
+    requirement = Requirement(spec)
     listed = run(
-        [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check", "--json", name],
+        [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check", "--json", requirement.name],
         capture_output=True,
         text=True,
     )
-    allowed = list(SpecifierSet(specifier).filter(Version(v) for v in json.loads(listed.stdout)["versions"]))
+    allowed = list(requirement.specifier.filter(Version(v) for v in json.loads(listed.stdout)["versions"]))
     if not allowed:
-        raise subprocess.CalledProcessError(1, f"pip index versions {name}", stderr=f"no version matches {spec!r}")
+        raise subprocess.CalledProcessError(
+            1, f"pip index versions {requirement.name}", stderr=f"no version matches {spec!r}"
+        )
     return str(max(allowed))
 
 

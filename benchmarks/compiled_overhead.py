@@ -268,18 +268,18 @@ def main():
     parser.add_argument("--batch", type=int, help="gpt-style's batch (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the rounds' shuffled order")
     args = parser.parse_args()
-    if args.model != "gpt-style":
+    batch_size = args.batch or 1
+    if args.model == "gpt-style":
+        batch = f"batch {batch_size} x {GPT_CONFIG['length']} tokens"
+    else:
         if args.batch is not None:
             parser.error(f"--batch is gpt-style's: {args.model} runs tests/real_models.py's batch")
         if real_models.TRANSFORMERS_MISSING:
             parser.error(f"--model {args.model} needs transformers: {real_models.TRANSFORMERS_MISSING}")
-    if args.model == "gpt-style":
-        batch = f"batch {args.batch or 1} x {GPT_CONFIG['length']} tokens"
-    else:
         batch = f"batch {real_models.BATCH} x {real_models.SEQ} tokens"
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # torch's own notes while compiling the optimizer step
-    step = compiled_step(args.model, args.batch or 1)
+    step = compiled_step(args.model, batch_size)
     compiling = time.perf_counter()
     warm = run_pyprof_live(step, 2)  # compiles every graph under the profile, then warms them
     compiling = time.perf_counter() - compiling
