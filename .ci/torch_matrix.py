@@ -5,7 +5,8 @@
     python3 .ci/torch_matrix.py 2.10.0             # any release, e.g. to check one in between
 
 ``oldest`` is the floor of the ``torch>=`` requirement in pyproject.toml; ``newest`` is what an unpinned
-``pip install torch`` picks now (resolved at each run, so a new release is tested as soon as it is out).
+``pip install torch`` picks now, within the constraint files pip is configured with (resolved at each run, so a
+new release is tested as soon as it is out).
 Each job gets a venv of its own, kept between runs under ``${XDG_CACHE_HOME:-~/.cache}/pyprof_live-ci/``
 and keyed by the exact torch version (CUDA builds are 5-6 GB; they run on CPU): a venv is built once per
 torch release and reused; the three most recently used are kept, older ones deleted. The repository is not installed into
@@ -41,6 +42,7 @@ from pathlib import Path
 
 import tomllib
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,22 +90,59 @@ def oldest_spec(torch_requirement: str) -> str:
     return f"torch=={floor.group(1)}.*"
 
 
+def configured_caps(name: str) -> list[Requirement]:
+    """The requirements on ``name`` in the constraint files pip is configured with (a pip.conf's ``constraint``,
+    ``PIP_CONSTRAINT``): ``pip install`` keeps to them, ``pip index versions`` lists past them. A machine may cap
+    torch at the releases it holds (CI's: /etc/xdg/pip/constraints.txt, ``torch<=2.14.1``, where 2.15.0 is on the
+    index: resolved from the list alone, the newest job asked for a torch pip would not install, and failed)."""
+    listed = run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    files = []
+    for line in listed.splitlines():  # global.constraint='/etc/xdg/pip/constraints.txt', :env:.constraint='...'
+        key, _, value = line.partition("=")
+        if key.rpartition(".")[2] == "constraint":
+            files += value.strip().strip("'\"").split()
+    caps = []
+    for file in files:
+        try:
+            lines = Path(file).read_text().splitlines()
+        except OSError:
+            continue  # pip itself refuses to install with a missing constraint file: the install says so
+        for line in lines:
+            text = line.split("#", 1)[0].strip()
+            if not text or text.startswith("-"):
+                continue
+            try:
+                requirement = Requirement(text)
+            except ValueError:
+                continue
+            if canonicalize_name(requirement.name) == canonicalize_name(name):
+                caps.append(requirement)
+    return caps
+
+
 def resolve(spec: str) -> str:
-    """The newest torch release ``spec`` allows, from the index's list of versions (``pip index versions``, which
-    lists the versions with a wheel for this Python). No wheel is downloaded: a ``pip install --dry-run`` would
-    download the whole CUDA wheel (~770 MB) to read its metadata where the index serves none apart, and a
-    connection cut during that download failed CI."""
+    """The newest torch release ``spec`` and pip's configured constraints allow, from the index's list of versions
+    (``pip index versions``, which lists the versions with a wheel for this Python). No wheel is downloaded: a
+    ``pip install --dry-run`` would download the whole CUDA wheel (~770 MB) to read its metadata where the index
+    serves none apart, and a connection cut during that download failed CI."""
     requirement = Requirement(spec)
     listed = run(
         [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check", "--json", requirement.name],
         capture_output=True,
         text=True,
     )
-    allowed = list(requirement.specifier.filter(Version(v) for v in json.loads(listed.stdout)["versions"]))
+    caps = configured_caps(requirement.name)
+    allowed = [
+        version
+        for version in requirement.specifier.filter(Version(v) for v in json.loads(listed.stdout)["versions"])
+        if all(cap.specifier.contains(version, prereleases=True) for cap in caps)
+    ]
     if not allowed:
         raise subprocess.CalledProcessError(
-            1, f"pip index versions {requirement.name}", stderr=f"no version matches {spec!r}"
+            1, f"pip index versions {requirement.name}", stderr=f"no version matches {spec!r} within {caps}"
         )
+    if caps:
+        log(f"{spec}: pip's configured constraints allow {', '.join(map(str, caps))}")
     return str(max(allowed))
 
 
