@@ -138,7 +138,7 @@ def op_callable(func):
 def function_apply():
     """``Function.apply`` as stored on the class, to wrap and to put back.
 
-    2.6-2.14: a Python classmethod; 2.15: ``_C._FunctionBase.__dict__["apply"]``, a C
+    2.6-2.13: a Python classmethod; 2.14.1 and 2.15: ``_C._FunctionBase.__dict__["apply"]``, a C
     ``classmethod_descriptor`` without ``__func__``. Both bind with :func:`bind_apply`.
     """
     return torch.autograd.Function.__dict__["apply"]
