@@ -101,23 +101,31 @@ def configured_caps(name: str) -> list[Requirement]:
         key, _, value = line.partition("=")
         if key.rpartition(".")[2] == "constraint":
             files += value.strip().strip("'\"").split()
-    caps = []
-    for file in files:
-        try:
-            lines = Path(file).read_text().splitlines()
-        except OSError:
-            continue  # pip itself refuses to install with a missing constraint file: the install says so
-        for line in lines:
-            text = line.split("#", 1)[0].strip()
-            if not text or text.startswith("-"):
-                continue
+    wanted = canonicalize_name(name)
+    return [
+        requirement
+        for file in files
+        for requirement in _requirements(file)
+        if canonicalize_name(requirement.name) == wanted
+    ]
+
+
+def _requirements(file: str) -> list[Requirement]:
+    """The requirement lines of a constraint file; comments, options (``-c``, ``--hash``) and lines packaging cannot
+    read are left out, and a file that cannot be read gives none (pip itself then refuses to install, saying why)."""
+    try:
+        lines = Path(file).read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        text = line.split("#", 1)[0].strip()
+        if text and not text.startswith("-"):
             try:
-                requirement = Requirement(text)
+                found.append(Requirement(text))
             except ValueError:
-                continue
-            if canonicalize_name(requirement.name) == canonicalize_name(name):
-                caps.append(requirement)
-    return caps
+                pass
+    return found
 
 
 def resolve(spec: str) -> str:
