@@ -1,5 +1,6 @@
-/* The op hook's hot path in C: OpRecorder._record and callsite.capture of recorder.py / callsite.py, and
- * ExternOp.call of extern_ops.py (a static compiled graph's extern kernel call recorded without the hook).
+/* The op hook's hot path in C: OpRecorder._record and callsite.capture of recorder.py / callsite.py,
+ * ExternOp.call of extern_ops.py (a static compiled graph's extern kernel call recorded without the hook), and
+ * compiled.py's kernel_call (a static compiled graph's Inductor kernel call timed).
  *
  * Python C API only (no torch headers), so one build serves every torch release on this Python. Every
  * torch call (sequence numbers, graph task, grad mode, autograd nodes) and every rare path (new
@@ -1595,6 +1596,191 @@ static PyTypeObject ExternCallType = {
     .tp_vectorcall_offset = offsetof(ExternCall, vectorcall),
 };
 
+/* ---- Inductor kernel calls of static compiled graphs (compiled.py's kernel_call) -------------------- */
+
+/* compiled.py's kernel_call in C, for a static graph's kernels: the same clock readings in the same order and the same
+ * raw tuple (run, kernel, line, start, end, tid, run.dir, NO_LINK, argument shapes, own ns), without a Python frame for
+ * the wrapper. A call site not seen yet is made by compiled.py's _call_site, handed the caller's frame. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fn;        /* the kernel */
+    PyObject *capture;   /* CompiledCapture: .recording, .max_calls */
+    PyObject *calls;     /* CompiledCapture.kernel_calls */
+    PyObject *run;       /* GraphRun: .dir */
+    PyObject *kernel;    /* the kernel's name */
+    PyObject *sites;     /* GraphRun.metas: (id(code), f_lasti) of the call -> (line, shapes, code, serial) */
+    PyObject *call_site; /* compiled._call_site(sites, static, args, frame) */
+    PyObject *no_link;   /* records.NO_LINK */
+    PyObject *clock;     /* None: CLOCK_MONOTONIC (time.perf_counter_ns's clock); else a callable */
+} KernelCall;
+
+static PyObject *s_dir, *s_max_calls;
+
+/* The site of the call ``frame`` runs, a new reference: from the dict, else made (and kept) by _call_site. */
+static PyObject *kernel_call_site(KernelCall *k, PyFrameObject *frame, PyObject *const *argv, Py_ssize_t nargs) {
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(frame));
+    Py_DECREF(code);
+    if (key == NULL)
+        return NULL;
+    PyObject *site = PyDict_GetItemWithError(k->sites, key); /* borrowed */
+    Py_DECREF(key);
+    if (site != NULL && PyTuple_CheckExact(site) && PyTuple_GET_SIZE(site) == 4)
+        return Py_NewRef(site);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *args = PyTuple_New(nargs);
+    if (args == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(args, i, Py_NewRef(argv[i]));
+    PyObject *call[4] = {k->sites, Py_True, args, (PyObject *)frame};
+    site = PyObject_Vectorcall(k->call_site, call, 4, NULL);
+    Py_DECREF(args);
+    if (site != NULL && (!PyTuple_CheckExact(site) || PyTuple_GET_SIZE(site) != 4)) {
+        Py_DECREF(site);
+        PyErr_SetString(PyExc_TypeError, "_call_site returned no (line, shapes, code, serial)");
+        return NULL;
+    }
+    return site;
+}
+
+static PyObject *kernel_call_vectorcall(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames) {
+    KernelCall *k = (KernelCall *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *entered = now_ns(k->clock), *start = NULL, *end = NULL, *last = NULL, *out = NULL, *site = NULL;
+    PyObject *dir = NULL, *tid = NULL, *own = NULL, *record = NULL;
+    if (entered == NULL)
+        return NULL;
+    PyObject *recording = PyObject_GetAttr(k->capture, s_recording_public);
+    int on = recording == NULL ? -1 : PyObject_IsTrue(recording);
+    Py_XDECREF(recording);
+    if (on > 0) {
+        PyObject *cap = PyObject_GetAttr(k->capture, s_max_calls);
+        Py_ssize_t max_calls = cap == NULL ? -1 : PyLong_AsSsize_t(cap);
+        Py_XDECREF(cap);
+        if (max_calls == -1 && PyErr_Occurred())
+            on = -1;
+        else if (PyList_GET_SIZE(k->calls) >= max_calls)
+            on = 0;
+    }
+    if (on <= 0) {
+        Py_DECREF(entered);
+        return on < 0 ? NULL : PyObject_Vectorcall(k->fn, argv, nargsf, kwnames);
+    }
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed: the wrapper's, which called this */
+    if ((start = now_ns(k->clock)) == NULL || (out = PyObject_Vectorcall(k->fn, argv, nargsf, kwnames)) == NULL ||
+        (end = now_ns(k->clock)) == NULL)
+        goto done;
+    if (frame == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a compiled kernel was called with no Python frame");
+        goto done;
+    }
+    if ((site = kernel_call_site(k, frame, argv, nargs)) == NULL || (last = now_ns(k->clock)) == NULL ||
+        (dir = PyObject_GetAttr(k->run, s_dir)) == NULL || (tid = PyLong_FromUnsignedLong(PyThread_get_thread_ident())) == NULL)
+        goto done;
+    own = PyLong_FromLongLong(PyLong_AsLongLong(start) - PyLong_AsLongLong(entered) + PyLong_AsLongLong(last) -
+                              PyLong_AsLongLong(end));
+    if (own == NULL || PyErr_Occurred())
+        goto done;
+    record = PyTuple_Pack(10, k->run, k->kernel, PyTuple_GET_ITEM(site, 0), start, end, tid, dir, k->no_link,
+                          PyTuple_GET_ITEM(site, 1), own);
+    if (record == NULL || PyList_Append(k->calls, record) < 0)
+        Py_CLEAR(out);
+done:
+    if (PyErr_Occurred())
+        Py_CLEAR(out);
+    Py_DECREF(entered);
+    Py_XDECREF(start);
+    Py_XDECREF(end);
+    Py_XDECREF(last);
+    Py_XDECREF(site);
+    Py_XDECREF(dir);
+    Py_XDECREF(tid);
+    Py_XDECREF(own);
+    Py_XDECREF(record);
+    return out;
+}
+
+/* KernelCall(fn, capture, run, kernel, sites, call_site, no_link, clock), built whole here. */
+static PyObject *kernel_call_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    static char *names[] = {"fn", "capture", "run", "kernel", "sites", "call_site", "no_link", "clock", NULL};
+    PyObject *fn, *capture, *run, *kernel, *sites, *call_site, *no_link, *clock;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOUO!OOO", names, &fn, &capture, &run, &kernel, &PyDict_Type, &sites,
+                                     &call_site, &no_link, &clock))
+        return NULL;
+    PyObject *calls = PyObject_GetAttrString(capture, "kernel_calls");
+    if (calls == NULL)
+        return NULL;
+    if (!PyList_CheckExact(calls)) {
+        Py_DECREF(calls);
+        PyErr_SetString(PyExc_TypeError, "capture.kernel_calls is not a list");
+        return NULL;
+    }
+    KernelCall *k = (KernelCall *)type->tp_alloc(type, 0);
+    if (k == NULL) {
+        Py_DECREF(calls);
+        return NULL;
+    }
+    k->vectorcall = kernel_call_vectorcall;
+    k->fn = Py_NewRef(fn);
+    k->capture = Py_NewRef(capture);
+    k->calls = calls;
+    k->run = Py_NewRef(run);
+    k->kernel = Py_NewRef(kernel);
+    k->sites = Py_NewRef(sites);
+    k->call_site = Py_NewRef(call_site);
+    k->no_link = Py_NewRef(no_link);
+    k->clock = Py_NewRef(clock);
+    return (PyObject *)k;
+}
+
+static int kernel_call_traverse(KernelCall *k, visitproc visit, void *arg) {
+    Py_VISIT(k->fn);
+    Py_VISIT(k->capture);
+    Py_VISIT(k->calls);
+    Py_VISIT(k->run);
+    Py_VISIT(k->kernel);
+    Py_VISIT(k->sites);
+    Py_VISIT(k->call_site);
+    Py_VISIT(k->no_link);
+    Py_VISIT(k->clock);
+    return 0;
+}
+
+static int kernel_call_clear(KernelCall *k) {
+    Py_CLEAR(k->fn);
+    Py_CLEAR(k->capture);
+    Py_CLEAR(k->calls);
+    Py_CLEAR(k->run);
+    Py_CLEAR(k->kernel);
+    Py_CLEAR(k->sites);
+    Py_CLEAR(k->call_site);
+    Py_CLEAR(k->no_link);
+    Py_CLEAR(k->clock);
+    return 0;
+}
+
+static void kernel_call_dealloc(KernelCall *k) {
+    PyObject_GC_UnTrack(k);
+    kernel_call_clear(k);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static PyTypeObject KernelCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyprof_live.capture._hook.KernelCall",
+    .tp_basicsize = sizeof(KernelCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "compiled.py's kernel_call in C: KernelCall(fn, capture, run, kernel, sites, call_site, no_link, clock).",
+    .tp_new = kernel_call_new,
+    .tp_traverse = (traverseproc)kernel_call_traverse,
+    .tp_clear = (inquiry)kernel_call_clear,
+    .tp_dealloc = (destructor)kernel_call_dealloc,
+    .tp_call = hook_call,
+    .tp_vectorcall_offset = offsetof(KernelCall, vectorcall),
+};
+
 static PyMethodDef methods[] = {
     {"capture", (PyCFunction)(void (*)(void))capture, METH_FASTCALL | METH_KEYWORDS, "capture(depth, skip=2): callsite.capture in C."},
     {"set_callsite", (PyCFunction)(void (*)(void))set_callsite, METH_FASTCALL,
@@ -1644,12 +1830,14 @@ PyMODINIT_FUNC PyInit__hook(void) {
     INTERN(s_get, "get");
     INTERN(s_variable, "variable");
     INTERN(s_recompute, "recompute");
+    INTERN(s_dir, "dir");
+    INTERN(s_max_calls, "max_calls");
     if ((s_empty_tuple = PyTuple_New(0)) == NULL || (i_zero = PyLong_FromLong(0)) == NULL ||
         (i_minus_one = PyLong_FromLong(-1)) == NULL ||
         (i_no_sequence = PyLong_FromUnsignedLongLong(~0ULL)) == NULL)
         return NULL;
     if (PyType_Ready(&HookType) < 0 || PyType_Ready(&DispatchType) < 0 || PyType_Ready(&ExternOpType) < 0 ||
-        PyType_Ready(&ExternCallType) < 0)
+        PyType_Ready(&ExternCallType) < 0 || PyType_Ready(&KernelCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -1658,6 +1846,7 @@ PyMODINIT_FUNC PyInit__hook(void) {
         PyModule_AddObjectRef(m, "Dispatch", (PyObject *)&DispatchType) < 0 ||
         PyModule_AddObjectRef(m, "ExternOp", (PyObject *)&ExternOpType) < 0 ||
         PyModule_AddObjectRef(m, "ExternCall", (PyObject *)&ExternCallType) < 0 ||
+        PyModule_AddObjectRef(m, "KernelCall", (PyObject *)&KernelCallType) < 0 ||
         PyModule_AddObjectRef(m, "ACCUMULATE_GRAD", s_accumulate_grad) < 0 ||
         PyModule_AddObjectRef(m, "REENTRANT_CHECKPOINT", s_reentrant_checkpoint) < 0 ||
         PyModule_AddObjectRef(m, "NO_SEQUENCE", i_no_sequence) < 0) {
