@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import pyprof_live
 from pyprof_live import torch_compat
-from pyprof_live.capture import extern_ops
+from pyprof_live.capture import compiled, extern_ops
 from pyprof_live.capture import recorder as recorder_module
 from pyprof_live.capture import session as session_module
 from pyprof_live.capture.context import context
@@ -42,6 +42,23 @@ def pops(monkeypatch):
 
     monkeypatch.setattr(extern_ops, "_pop", counting_pop)
     return count
+
+
+#: extern_ops.relearned: the fixture below takes it away, the tests of making a site from an earlier profile's put it back.
+RELEARNED = extern_ops.relearned
+
+
+@pytest.fixture(autouse=True)
+def learning_in_each_profile(monkeypatch):
+    """These tests are about what a site's first call in a profile learns (mlp_step's graphs live through the module,
+    and so does what each site learned): no site is made from an earlier profile's but where a test puts it back."""
+    monkeypatch.setattr(extern_ops, "relearned", lambda *args: None)
+
+
+def _forget_learned() -> None:
+    """What every profile so far learned of the extern call sites of the compiled graphs."""
+    for _, info in compiled._graphs.values():
+        info.learned_externs.clear()
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +104,54 @@ def test_later_calls_of_a_site_record_the_same_ops_without_the_hook(mlp_step, po
     names = [op.name for op in fast.records.ops if op.kind == "op" and op.graph]
     assert names.count("aten::addmm") == 2 * STEPS and names.count("aten::mm") == 4 * STEPS
     assert _without_times(fast) == _without_times(hooked)
+
+
+def test_a_later_profile_takes_learned_sites_off_the_hook_from_their_first_call(mlp_step, pops, monkeypatch):
+    """Profile 1 learns MLPBlock(32)'s 6 extern call sites at their first calls (2 x 6 = 12 calls without the hook, as
+    above); profile 2 makes the same from what profile 1 learned: all 3 x 6 = 18 of its calls without the hook. Every
+    field of its records but the times is that of a profile whose calls all went through the hook."""
+    monkeypatch.setattr(extern_ops, "relearned", RELEARNED)
+    _forget_learned()
+    _profile(mlp_step)
+    assert pops[0] == 12
+    made_again = _profile(mlp_step)
+    assert pops[0] == 12 + 18
+    monkeypatch.setattr(extern_ops, "_AVAILABLE", False)
+    hooked = _profile(mlp_step)
+    assert pops[0] == 30
+    assert _without_times(made_again) == _without_times(hooked)
+
+
+def test_a_site_learned_with_other_call_site_depth_is_learned_again(mlp_step, pops, monkeypatch):
+    """What the hook's frame walk found at a site's first call is part of what it learned: a profile with another
+    stack depth learns its sites anew (12 of 18 calls without the hook), and the next one at that depth makes them."""
+    monkeypatch.setattr(extern_ops, "relearned", RELEARNED)
+    _forget_learned()
+    _profile(mlp_step)
+    _profile(mlp_step, stack_depth=0)
+    assert pops[0] == 12 + 12
+    _profile(mlp_step, stack_depth=0)
+    assert pops[0] == 24 + 18
+
+
+def test_a_site_is_made_again_only_for_the_kernel_and_hook_it_learned_with():
+    """remember() keeps the extern kernel, the op and its shapes; relearned() makes the site's op for this profile's hook
+    (its index among this profile's op infos) only for that kernel, and only while the hook records."""
+    infos: dict = {}
+    recorder = _recorder([])
+    recorder.op_info = lambda func: infos.setdefault(func, SimpleNamespace(index=len(infos) + 4))
+    remembered = (torch.mm, torch.ops.aten.mm.out, (((4, 2), torch.float32),), (("out", ((4, 3), torch.float32)),), 9)
+    op = RELEARNED(recorder, remembered, torch.mm, None, 7, [])
+    assert type(op).__name__ == "ExternOp" and (op.index, op.args, op.kwargs, op.out, op.line) == (
+        4,
+        *remembered[2:],
+        7,
+    )
+    assert RELEARNED(recorder, remembered, torch.addmm, None, 7, []) is None  # another kernel at the site
+    assert RELEARNED(recorder, None, torch.mm, None, 7, []) is None  # nothing learned there
+    assert RELEARNED(None, remembered, torch.mm, None, 7, []) is None  # no op hook (its profile segment is over)
+    recorder.op_infos = [SimpleNamespace(func=torch.ops.aten.mm.out)] * 5
+    assert extern_ops.remember(recorder, op, torch.mm) == remembered
 
 
 def test_a_users_dispatch_mode_on_the_stack_keeps_the_hook(mlp_step, pops):

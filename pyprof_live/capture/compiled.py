@@ -567,15 +567,21 @@ class _ExternCalls:
         lines = run.metas
         static = not run.info.dynamic
         known = capture.extern_ops
+        learned = run.info.learned_externs
+        depth = capture.session.stack_depth
 
         def extern_call(*args, **kwargs):
             if not capture.recording:
                 return fn(*args, **kwargs)
             site = _call_site(lines, True, ())
-            if static:  # a site seen before in this segment may record its op without the hook (extern_ops.py)
+            if static:  # a site seen before may record its op without the hook (extern_ops.py)
                 op = known.get(site[3], _UNSEEN)
-                if op is _UNSEEN:
-                    return hooked_call(site, args, kwargs, True)
+                if op is _UNSEEN:  # its first call in this segment: as an earlier profile learned it, else learnt now
+                    recorder = capture.session._recorder
+                    op = extern_ops.relearned(recorder, learned.get((site[3], depth)), fn, run, site[0], calls)
+                    if op is None:
+                        return hooked_call(site, args, kwargs, True)
+                    known[site[3]] = op
                 if op is not None:
                     out = op.call(fn, args, kwargs)
                     if out is not extern_ops.NOT_TAKEN:
@@ -603,6 +609,8 @@ class _ExternCalls:
                 op = extern_ops.learn(recorder, before, peek, run, site[0], calls, alone)
                 if op is not extern_ops.RELEARN:
                     known[site[3]] = op
+                if op is not None and op is not extern_ops.RELEARN:
+                    learned[(site[3], depth)] = extern_ops.remember(recorder, op, fn)
             return out
 
         callsite.mark_internal(extern_call.__code__)

@@ -8,7 +8,8 @@ off the thread's mode stack around the call and append that op's raw tuple thems
 fields (op, argument and output shapes, no in-place view) with this call's start, end, thread, id, sequence peek,
 grad mode, direction, backward facts (read once per graph call: one autograd node runs all of it), module, layers,
 call site and hook time, each read as the hook reads it (recorder.py, _hook.c). finalize.py then builds the same
-records from them. Where the C extension is in use (recorder.native), ``_hook.ExternOp`` does ExternOp.call's work in
+records from them. What a site learned is kept with its graph (remember): a later profile at the same call-site
+depth makes it again at the site's first call (relearned), which then needs no trip through the hook either. Where the C extension is in use (recorder.native), ``_hook.ExternOp`` does ExternOp.call's work in
 C and ``_hook.ExternCall`` compiled.py's extern call around it (_hook.c): 4.1-4.8 us added per extern call in Python,
 2.4-2.8 in C (~0.8 of it torch's pop and push of the mode), on the compiled GPT step's 27 per step. The Python class
 below is the fallback and the reference the C one is tested against.
@@ -215,6 +216,24 @@ def native_extern_call(fn, capture, sites: dict, known: dict, extern_call, hooke
     if _native_extern_op() is None:
         return None
     return _recorder_module.native.ExternCall(fn, capture, sites, known, extern_call, hooked_call)
+
+
+def remember(recorder, op, fn) -> tuple:
+    """What a later profile needs to make a learned ExternOp again without the hook (relearned): the extern kernel,
+    its op and that op's shapes. A static graph's call site runs the same op on the same shapes at every call, and
+    what learn() checked of it holds for every later call (those ExternOp.call checks at each call aside)."""
+    return (fn, recorder.op_infos[op.index].func, op.args, op.kwargs, op.out)
+
+
+def relearned(recorder, remembered: tuple | None, fn, run, line: int, calls: list):
+    """The ExternOp an earlier profile learned at a call site (``remembered``: remember()'s), made for this one
+    without running the site's first call through the op hook; None where none was learned for ``fn`` or the hook
+    records nothing."""
+    if remembered is None or remembered[0] is not fn or not _AVAILABLE or recorder is None or recorder.raw is None:
+        return None
+    _, func, args, kwargs, out = remembered
+    record = (recorder.op_info(func).index, args, kwargs, out)
+    return (_native_extern_op() or ExternOp)(recorder, record, run, line, calls)
 
 
 #: What learn() returns when a site's first call tells nothing for good (the hook was not alone on the thread, or

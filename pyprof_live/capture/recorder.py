@@ -176,9 +176,10 @@ class _OpInfo:
     """What the recorder needs to know of an OpOverload: its facts, read once per process (_overload_facts),
     and its index in this profile's ``op_infos``."""
 
-    __slots__ = ("call", "index", "kind", "name", "overload", "writes_first_arg")
+    __slots__ = ("call", "func", "index", "kind", "name", "overload", "writes_first_arg")
 
     def __init__(self, func, index: int):
+        self.func = func
         self.index = index  # what raw tuples hold instead of the OpOverload (an int is not GC-tracked)
         facts = _overload_facts.get(id(func))
         if facts is None or facts[0] is not func:
@@ -229,7 +230,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
                 raw=self.raw,
                 max_ops=self.max_ops,
                 stack_depth=self.stack_depth,
-                new_info=self._new_info,
+                new_info=self.op_info,
                 scope=self._scope,
                 hit_cap=session.hit_cap,
                 next_id=self.next_id,
@@ -263,10 +264,13 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         if dispatch is not None:
             dispatch.recording = on
 
-    def _new_info(self, func) -> _OpInfo:
-        """The _OpInfo of an overload not seen before (both hooks come here once per overload)."""
-        info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
-        self.op_infos.append(info)
+    def op_info(self, func) -> _OpInfo:
+        """The _OpInfo of an overload, made on its first sight: both hooks come here once per overload (each keeps
+        its own map), and so does an extern call site's op made from an earlier profile's (extern_ops.py)."""
+        info = self._infos.get(id(func))
+        if info is None:
+            info = self._infos[id(func)] = _OpInfo(func, len(self.op_infos))
+            self.op_infos.append(info)
         return info
 
     @classmethod
@@ -295,7 +299,7 @@ class OpRecorder(torch_compat.TorchDispatchMode):
         hook_in = _now()
         info = self._infos.get(id(func))  # OpOverload.__hash__ is Python code; overloads live forever
         if info is None:
-            info = self._new_info(func)
+            info = self.op_info(func)
         if info.kind != "op":
             return self._scope(info, func, args, kwargs, hook_in)
         raw = self.raw
