@@ -326,8 +326,9 @@ class CompiledCapture:
         return kernel_call
 
     def _native_kernel_wrapper(self, run, kernel: str, fn):
-        """``_hook.KernelCall``: kernel_call in C for a static graph's kernels (~2.5 us less per call, no Python
-        frame), or None where the C extension is not in use or the graph is dynamic."""
+        """``_hook.KernelCall``: kernel_call in C for a static graph's kernels (no Python frame: ~0.35 us less per
+        call on warm caches, ~1 us of its own time in a compiled GPT-2 step), or None where the C extension is not in
+        use or the graph is dynamic."""
         native = _recorder_module.native
         if native is None or run.info.dynamic:
             return None
