@@ -1617,7 +1617,9 @@ typedef struct {
 
 static PyObject *s_dir, *s_max_calls;
 
-/* The site of the call ``frame`` runs, a new reference: from the dict, else made (and kept) by _call_site. */
+/* The site of the call ``frame`` runs, a new reference: from the dict, else made (and kept) by _call_site. Keyed by
+ * the frame's f_lasti during a call to a C callable (its CALL instruction; a Python wrapper's frame reads a later
+ * offset), so the sites this type makes are found by it alone: each wrapper finds its own. */
 static PyObject *kernel_call_site(KernelCall *k, PyFrameObject *frame, PyObject *const *argv, Py_ssize_t nargs) {
     PyCodeObject *code = PyFrame_GetCode(frame);
     PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(frame));
@@ -1656,14 +1658,13 @@ static PyObject *kernel_call_vectorcall(PyObject *self, PyObject *const *argv, s
     PyObject *recording = PyObject_GetAttr(k->capture, s_recording_public);
     int on = recording == NULL ? -1 : PyObject_IsTrue(recording);
     Py_XDECREF(recording);
-    if (on > 0) {
+    if (on > 0) { /* len(calls) >= capture.max_calls, compared as Python compares them (any int) */
         PyObject *cap = PyObject_GetAttr(k->capture, s_max_calls);
-        Py_ssize_t max_calls = cap == NULL ? -1 : PyLong_AsSsize_t(cap);
+        PyObject *count = cap == NULL ? NULL : PyLong_FromSsize_t(PyList_GET_SIZE(k->calls));
+        int full = count == NULL ? -1 : PyObject_RichCompareBool(count, cap, Py_GE);
         Py_XDECREF(cap);
-        if (max_calls == -1 && PyErr_Occurred())
-            on = -1;
-        else if (PyList_GET_SIZE(k->calls) >= max_calls)
-            on = 0;
+        Py_XDECREF(count);
+        on = full < 0 ? -1 : !full;
     }
     if (on <= 0) {
         Py_DECREF(entered);
@@ -1680,9 +1681,13 @@ static PyObject *kernel_call_vectorcall(PyObject *self, PyObject *const *argv, s
     if ((site = kernel_call_site(k, frame, argv, nargs)) == NULL || (last = now_ns(k->clock)) == NULL ||
         (dir = PyObject_GetAttr(k->run, s_dir)) == NULL || (tid = PyLong_FromUnsignedLong(PyThread_get_thread_ident())) == NULL)
         goto done;
-    own = PyLong_FromLongLong(PyLong_AsLongLong(start) - PyLong_AsLongLong(entered) + PyLong_AsLongLong(last) -
-                              PyLong_AsLongLong(end));
-    if (own == NULL || PyErr_Occurred())
+    /* start - entered + last - end, as Python computes it (any number a test's clock returns) */
+    PyObject *before = PyNumber_Subtract(start, entered);
+    PyObject *upto = before == NULL ? NULL : PyNumber_Add(before, last);
+    own = upto == NULL ? NULL : PyNumber_Subtract(upto, end);
+    Py_XDECREF(before);
+    Py_XDECREF(upto);
+    if (own == NULL)
         goto done;
     record = PyTuple_Pack(10, k->run, k->kernel, PyTuple_GET_ITEM(site, 0), start, end, tid, dir, k->no_link,
                           PyTuple_GET_ITEM(site, 1), own);
