@@ -4,10 +4,13 @@ order, with the same clock readings, as compiled.py's Python ``kernel_call``."""
 from __future__ import annotations
 
 import itertools
+import operator
+from types import SimpleNamespace
 
 import pytest
 
-from pyprof_live.capture import compiled
+from pyprof_live.capture import compiled, recorder
+from pyprof_live.records import NO_LINK
 from tests.compiled_models import needs_compiled_runs
 from tests.test_extern_ops import STEPS, _profile, mlp_step  # noqa: F401 - mlp_step is a fixture
 from tests.test_native_hook import captured_raw_ops, needs_native
@@ -63,3 +66,22 @@ def test_the_c_kernel_call_appends_the_python_one_s_raw_calls(mlp_step, both_ker
     assert [[type(v) for v in call] for call in raw_py] == [[type(v) for v in call] for call in raw_c]
     assert [call[6] for call in raw_c] == (["fwd"] * 3 + ["bwd"] * 3) * STEPS
     assert p_py.records.ops == p_c.records.ops
+
+
+def test_the_c_kernel_call_takes_any_cap_and_any_clock_as_python_does():
+    """The record cap is compared as Python compares it (one past any C integer: no cap), the clock may return floats
+    (own time: start - entered + last - end = (2.5 - 1.5) + (4.75 - 4.0) = 1.75), and at the cap the kernel still
+    runs, unrecorded, after one clock reading, as in kernel_call."""
+    calls: list = []
+    capture = SimpleNamespace(recording=True, max_calls=2**70, kernel_calls=calls)
+    run = SimpleNamespace(dir="fwd", metas={}, info=SimpleNamespace(dynamic=False))
+    readings = iter([1.5, 2.5, 4.0, 4.75, 9.0])
+    kernel = recorder.native.KernelCall(
+        operator.is_, capture, run, "k", run.metas, compiled._call_site, NO_LINK, lambda: next(readings)
+    )
+    assert kernel(1, 1) is True
+    ((_, name, _, start, end, _, direction, link, _, own),) = calls
+    assert (name, start, end, direction, link, own) == ("k", 2.5, 4.0, "fwd", NO_LINK, 1.75)
+    capture.max_calls = 1
+    assert kernel(1, 2) is False
+    assert len(calls) == 1 and next(readings, None) is None
