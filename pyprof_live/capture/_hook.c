@@ -1476,15 +1476,17 @@ typedef struct {
     PyObject *hooked_call; /* compiled.py's (site, args, kwargs) -> out: the call through the op hook */
 } ExternCall;
 
-/* The site of the call the frame runs (compiled.py's _call_site for a static graph), borrowed; NULL: not seen yet
- * (or an error set). */
-static PyObject *extern_call_site(ExternCall *c, PyFrameObject *frame) {
+/* The site of the call the frame runs, from ``sites`` (GraphRun.metas, keyed as compiled.py's _call_site keys it:
+ * (id(code), f_lasti)), borrowed; NULL: not seen yet (or an error set). Keyed by the frame's f_lasti during a call to
+ * a C callable (its CALL instruction; a Python wrapper's frame reads a later offset), so the sites a C wrapper makes
+ * are found by C wrappers alone. */
+static PyObject *known_site(PyObject *sites, PyFrameObject *frame) {
     PyCodeObject *code = PyFrame_GetCode(frame);
     PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(frame));
     Py_DECREF(code);
     if (key == NULL)
         return NULL;
-    PyObject *site = PyDict_GetItemWithError(c->sites, key); /* borrowed */
+    PyObject *site = PyDict_GetItemWithError(sites, key); /* borrowed */
     Py_DECREF(key);
     if (site != NULL && (!PyTuple_CheckExact(site) || PyTuple_GET_SIZE(site) != 4))
         site = NULL; /* not one _call_site made: let it say */
@@ -1499,7 +1501,7 @@ static PyObject *extern_call_vectorcall(PyObject *self, PyObject *const *argv, s
     Py_XDECREF(recording);
     if (on < 0)
         return NULL;
-    PyObject *site = on && frame != NULL ? extern_call_site(c, frame) : NULL;
+    PyObject *site = on && frame != NULL ? known_site(c->sites, frame) : NULL;
     PyObject *op = site == NULL ? NULL : PyDict_GetItemWithError(c->known, PyTuple_GET_ITEM(site, 3)); /* borrowed */
     if (PyErr_Occurred())
         return NULL;
@@ -1617,18 +1619,10 @@ typedef struct {
 
 static PyObject *s_dir, *s_max_calls;
 
-/* The site of the call ``frame`` runs, a new reference: from the dict, else made (and kept) by _call_site. Keyed by
- * the frame's f_lasti during a call to a C callable (its CALL instruction; a Python wrapper's frame reads a later
- * offset), so the sites this type makes are found by it alone: each wrapper finds its own. */
+/* The site of the call ``frame`` runs, a new reference: known_site's, else made (and kept) by _call_site. */
 static PyObject *kernel_call_site(KernelCall *k, PyFrameObject *frame, PyObject *const *argv, Py_ssize_t nargs) {
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(frame));
-    Py_DECREF(code);
-    if (key == NULL)
-        return NULL;
-    PyObject *site = PyDict_GetItemWithError(k->sites, key); /* borrowed */
-    Py_DECREF(key);
-    if (site != NULL && PyTuple_CheckExact(site) && PyTuple_GET_SIZE(site) == 4)
+    PyObject *site = known_site(k->sites, frame);
+    if (site != NULL)
         return Py_NewRef(site);
     if (PyErr_Occurred())
         return NULL;

@@ -610,8 +610,8 @@ class _ExternCalls:
                 op = extern_ops.learn(recorder, before, peek, run, site[0], calls, alone)
                 if op is not extern_ops.RELEARN:
                     known[site[3]] = op
-                if op is not None and op is not extern_ops.RELEARN:
-                    learned[(site[3], depth)] = extern_ops.remember(recorder, op, fn)
+                    if op is not None:
+                        learned[(site[3], depth)] = extern_ops.remember(recorder, op, fn)
             return out
 
         callsite.mark_internal(extern_call.__code__)

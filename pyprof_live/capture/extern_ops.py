@@ -9,7 +9,8 @@ fields (op, argument and output shapes, no in-place view) with this call's start
 grad mode, direction, backward facts (read once per graph call: one autograd node runs all of it), module, layers,
 call site and hook time, each read as the hook reads it (recorder.py, _hook.c). finalize.py then builds the same
 records from them. What a site learned is kept with its graph (remember): a later profile at the same call-site
-depth makes it again at the site's first call (relearned), which then needs no trip through the hook either. Where the C extension is in use (recorder.native), ``_hook.ExternOp`` does ExternOp.call's work in
+depth makes it again at the site's first call (relearned), which then needs no trip through the hook either.
+Where the C extension is in use (recorder.native), ``_hook.ExternOp`` does ExternOp.call's work in
 C and ``_hook.ExternCall`` compiled.py's extern call around it (_hook.c): 4.1-4.8 us added per extern call in Python,
 2.4-2.8 in C (~0.8 of it torch's pop and push of the mode), on the compiled GPT step's 27 per step. The Python class
 below is the fallback and the reference the C one is tested against.
