@@ -25,6 +25,10 @@ COMPILED = "compiled"
 FUSED = "fused"
 GRAPH_CALL = "graph"
 
+#: How a compile event's line in torch's own code starts (``CompileRecord.callsite``): ``"torch/optim/optimizer.py:79"``,
+#: its path in torch, where the user's lines are ``"train.py:52"``.
+TORCH_LINE = "torch/"
+
 #: Direction of an op, PyProf's ``dir`` column widened: ``opt`` is inside ``optimizer.step()`` or
 #: ``zero_grad()``, ``recompute`` is a forward re-run by activation checkpointing during backward,
 #: ``other`` is outside forward, backward and the optimizer (input creation, DataLoader fetches,
@@ -216,7 +220,9 @@ class CompileRecord:
     end: int
     compile_id: str = ""  # Dynamo's "<frame>/<recompile>": "0/0", "0/1"; what OpRecord.graph starts with
     name: str = ""  # the compiled function ("forward", "train_step")
-    callsite: tuple = ()  # user lines, innermost first: the function's ("model.py:17"), a graph break's line
+    #: Lines, innermost first: the compiled function's ("model.py:17") or the graph break's, then the user's lines
+    #: of the call it was compiled in ("train.py:52"). A line of torch's own code starts with TORCH_LINE.
+    callsite: tuple = ()
     reason: str = ""  # recompile: the guard that failed; graph break: why Dynamo stopped the graph
     graphs: int = 0  # graphs Inductor produced (forward/backward/inference)
     kernels: int = 0  # Inductor kernels in those graphs

@@ -9,6 +9,7 @@ outputs and gradients), and must show every Inductor kernel call as a row with w
 from __future__ import annotations
 
 import gc
+import importlib
 import inspect
 import statistics
 import warnings
@@ -340,31 +341,63 @@ def test_recompiles_and_graph_breaks_are_reported_with_their_lines():
     broken = torch.compile(_broken, backend="eager")
     with pyprof_live.profile() as p:
         for shape in ((8, 4), (16, 4), (16, 8)):  # dim 0 changes, then dim 1
+            scaled_call = _line_below()
             scaled(torch.randn(*shape))
             p.step()
+        broken_call = _line_below()
         broken(torch.randn(4))
     scaled_line = f"test_compiled_e2e.py:{inspect.getsourcelines(_scaled)[1]}"
     break_line = f"test_compiled_e2e.py:{inspect.getsourcelines(_broken)[1] + 2}"
-    events = [(c.kind, c.compile_id, c.name, c.callsite[:1]) for c in p.records.compiles]
+    # Each event's line, then the user's line of the call it was compiled in (the test's, here).
+    events = [(c.kind, c.compile_id, c.name, c.callsite[:2]) for c in p.records.compiles]
     assert events[:3] == [
-        ("compile", "0/0", "_scaled", (scaled_line,)),
-        ("recompile", "0/1", "_scaled", (scaled_line,)),
-        ("recompile", "0/2", "_scaled", (scaled_line,)),
+        ("compile", "0/0", "_scaled", (scaled_line, scaled_call)),
+        ("recompile", "0/1", "_scaled", (scaled_line, scaled_call)),
+        ("recompile", "0/2", "_scaled", (scaled_line, scaled_call)),
     ]
     reasons = [c.reason for c in p.records.compiles if c.kind == "recompile"]
     assert reasons[0].endswith("tensor 'x' size mismatch at index 0. expected 8, actual 16")
     assert reasons[1].endswith("tensor 'x' size mismatch at index 1. expected 4, actual 8")
     (graph_break,) = [c for c in p.records.compiles if c.kind == "graph_break"]
-    assert graph_break.callsite == (break_line,)
+    assert graph_break.callsite[:2] == (break_line, broken_call)
+    # The frame resumed after the break starts at the break's line, where _broken's own frame calls it: said once.
+    (resumed,) = [c for c in p.records.compiles if c.name.startswith("torch_dynamo_resume_in__broken")]
+    assert resumed.callsite[:2] == (break_line, broken_call)
     assert graph_break.reason == "Call to `torch._dynamo.graph_break()`: User-inserted graph break. Message: None"
-    assert any(c.name.startswith("torch_dynamo_resume_in__broken") for c in p.records.compiles)
     # Each step compiled: its compile time is reported and cut out of its duration.
     for row, window in zip(p.overview().rows, [r for r in p.records.ranges if r.kind == "step"]):
         assert row["compile"] > 0 and row["dur"] == window.end - window.start - row["compile"]
     advice = {r["rule"]: r["advice"] for r in p.recommendations().rows}
     assert advice["recompiles"].startswith(f"recompiled 2 times at {scaled_line}")
     assert "torch._dynamo.mark_dynamic(x, 0)" in advice["recompiles"]
-    assert f"first at {break_line}" in advice["graph-breaks"]
+    assert advice["graph-breaks"].startswith(f"1 graph break, first at {break_line} <- {broken_call} <- ")
+    assert "remove the cause" in advice["graph-breaks"]
+
+
+def _line_below() -> str:
+    """The caller's next line, as a call site reads: ``"test_compiled_e2e.py:12"``."""
+    return f"test_compiled_e2e.py:{inspect.currentframe().f_back.f_lineno + 1}"
+
+
+def test_a_graph_break_in_torchs_own_code_names_the_users_call_and_is_not_theirs_to_remove():
+    """torch.compile(optimizer.step) breaks inside torch.optim on purpose: the break's line is torch's, shown with its
+    path in torch, then the user's call that reached it; the advice says there is nothing in their code to remove."""
+    torch._dynamo.reset()
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.AdamW(model.parameters())
+    step = torch.compile(optimizer.step, backend="eager")  # Dynamo breaks the same way with any backend
+    model(torch.randn(2, 4)).sum().backward()
+    with pyprof_live.profile(stack_depth=1) as p:
+        called_at = _line_below()
+        step()
+    (graph_break,) = [c for c in p.records.compiles if c.kind == "graph_break"]
+    source = inspect.getsource(importlib.import_module("torch.optim.optimizer")).splitlines()
+    line = source.index("            torch._dynamo.graph_break()") + 1  # the first: as the step is entered
+    assert graph_break.callsite == (f"torch/optim/optimizer.py:{line}", called_at)
+    assert {c.callsite[-1] for c in p.records.compiles} == {called_at}  # every compile of the step: the same call
+    (row,) = [r for r in p.recommendations().rows if r["rule"] == "graph-breaks"]
+    assert row["advice"].startswith(f"1 graph break, all in torch's own code, first at torch/optim/optimizer.py:{line}")
+    assert "nothing in your code to remove" in row["advice"] and "remove the cause" not in row["advice"]
 
 
 def test_a_dynamic_graph_gives_each_call_its_own_flops():
@@ -571,12 +604,13 @@ def test_each_profile_gets_its_own_graph_breaks_and_none_after_it_stops():
     torch._dynamo.reset()
     broken, broken_too = torch.compile(_broken, backend="eager"), torch.compile(_broken_too, backend="eager")
     logger = torch_compat.graph_break_logger()
-    with pyprof_live.profile() as first:
+    with pyprof_live.profile(stack_depth=0) as first:  # no call sites: the break's line alone
         broken(torch.randn(4))
     broken_too(torch.randn(4))  # between the profiles: nobody's
     assert compile_events._graph_breaks not in logger.handlers and compile_events._graph_breaks.events == []
-    with pyprof_live.profile() as second:
+    with pyprof_live.profile(stack_depth=1) as second:
+        called_at = _line_below()
         broken_too(torch.randn(5))  # a new shape: compiled again, so it breaks again
     lines = [[c.callsite for c in p.records.compiles if c.kind == "graph_break"] for p in (first, second)]
     line_of = {f: f"test_compiled_e2e.py:{inspect.getsourcelines(f)[1] + 2}" for f in (_broken, _broken_too)}
-    assert lines == [[(line_of[_broken],)], [(line_of[_broken_too],)]]
+    assert lines == [[(line_of[_broken],)], [(line_of[_broken_too], called_at)]]

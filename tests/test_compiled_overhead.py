@@ -58,7 +58,7 @@ def test_gpt2_runs_compiled_with_no_graph_break_in_the_model():
     # Dynamo's one break is torch's own, in optimizer.step's wrapper: none in GPT2LMHeadModel
     assert [
         (e.callsite[0].split(":")[0], e.reason.split(":")[0]) for e in warm.records.compiles if e.kind == "graph_break"
-    ] == [("optimizer.py", "Call to `torch._dynamo.graph_break()`")]
+    ] == [("torch/optim/optimizer.py", "Call to `torch._dynamo.graph_break()`")]
     assert not p.records.compiles  # compiled once, in the warm-up
     graphs = collections.Counter(op.graph.split()[-1] for op in p.records.ops if op.kind == COMPILED)
     # 3 steps: Inductor kernel calls of one forward graph, one backward graph and the optimizer step's
@@ -71,5 +71,5 @@ def test_gpt2_runs_compiled_with_no_graph_break_in_the_model():
     # key and value cache: 2 x 2); the loss's seed gradient
     assert eager == {"aten::detach": 3 * 28, "aten::zeros": 3 * 5, "aten::ones_like": 3 * 1}
     says = compiled_overhead.outside_graphs(warm, p, 3)
-    assert says.startswith("1 graph breaks (1x Call to `torch._dynamo.graph_break()` at optimizer.py:")
+    assert says.startswith("1 graph breaks (1x Call to `torch._dynamo.graph_break()` at torch/optim/optimizer.py:")
     assert says.endswith("; eager ops per step: 34 (28 aten::detach, 5 aten::zeros, 1 aten::ones_like)")

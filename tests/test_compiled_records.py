@@ -164,6 +164,49 @@ def test_compile_events_view_overview_and_step_times():
     ]
 
 
+def _graph_break_advice(compiles) -> str:
+    ranges = [RangeRecord("step 0", 0, 1000, kind="step")]
+    p = Profile(ops=[OpRecord("aten::add", 0, 1000, tid=1)], ranges=ranges, compiles=compiles, meta={"source": "test"})
+    (row,) = [r for r in p.recommendations().rows if r["rule"] == "graph-breaks"]
+    return row["advice"]
+
+
+def test_a_users_graph_break_is_named_before_torchs_own_and_torchs_alone_are_not_theirs_to_remove():
+    torch_break = CompileRecord(
+        "graph_break", 5, 5, callsite=("torch/optim/optimizer.py:79", "train.py:40"), reason="Call to graph_break()"
+    )
+    user_break = CompileRecord("graph_break", 7, 7, callsite=("model.py:12", "train.py:38"), reason="print")
+    # compiling the frames the breaks resumed in: 60 + 40 ns of the 1000 ns step
+    resumes = [
+        CompileRecord("compile", 10, 70, name="torch_dynamo_resume_in_wrapper_at_80"),
+        CompileRecord("compile", 80, 120, name="torch_dynamo_resume_in_forward_at_12"),
+    ]
+    # torch's break twice and the user's once: the user's is the one named, with the advice to remove it
+    advice = _graph_break_advice([torch_break, torch_break, user_break, *resumes])
+    assert advice.startswith("3 graph breaks, first at model.py:12 <- train.py:38 (print): code after a break")
+    assert "remove the cause" in advice
+    advice = _graph_break_advice([torch_break, resumes[0]])
+    assert advice == (
+        "1 graph break, all in torch's own code, first at torch/optim/optimizer.py:79 <- train.py:40 (Call to "
+        "graph_break()): torch breaks the graph there itself (torch.optim's step does so on purpose, to run its "
+        "update under no_grad); nothing in your code to remove"
+    )
+
+
+def test_a_line_of_torchs_own_code_is_shown_with_its_path_in_torch():
+    import os
+
+    import torch
+
+    from pyprof_live.capture import callsite
+
+    optimizer_file = os.path.join(os.path.dirname(torch.__file__), "optim", "optimizer.py")
+    assert callsite.file_line(optimizer_file, 79) == "torch/optim/optimizer.py:79"
+    assert callsite.file_line("/home/me/project/train.py", 52) == "train.py:52"
+    # a user's folder named like torch's is still theirs
+    assert callsite.file_line("/home/me/torch/optim/optimizer.py", 79) == "optimizer.py:79"
+
+
 def test_compile_times_read_in_human_units():
     """Compile times are seconds, not a step's nanoseconds: the overview's compile column, p.compiles()'s
     time and phases and the note read like every other time."""

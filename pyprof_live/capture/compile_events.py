@@ -7,7 +7,10 @@ Three sources, all Dynamo's own:
   Dynamo never traces them into a graph or its guards;
 - its compilation metrics (``get_compilation_metrics()``): per compile id the function and its
   line, the recompile reason (the guard that failed), the time per phase and the cache hits;
-- its ``graph_breaks`` log: each graph break with the user line and the reason.
+- its ``graph_breaks`` log: each graph break with its line and the reason.
+Each event also keeps the user's lines of the call it happened in (Dynamo compiles inside the call it
+intercepted): where a compile or a break lies in torch's own code (``torch.compile(optimizer.step)``
+breaks inside torch.optim on purpose), that is the line the user can act on.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 import threading
 import time
 import weakref
+from typing import Any
 
 from .. import torch_compat
 from ..records import CompileRecord
@@ -54,6 +58,7 @@ class _GraphBreaks(logging.Handler):
     def __init__(self):
         super().__init__(logging.DEBUG)
         self.events: list = []
+        self.stack_depth = 0  # user lines kept per break: the recording profile's stack_depth
 
     def emit(self, record):
         try:
@@ -66,7 +71,7 @@ class _GraphBreaks(logging.Handler):
                 (
                     _now(),
                     torch_compat.current_compile_id(),
-                    callsite.file_line(filename, int(line)),
+                    (callsite.file_line(filename, int(line)), *callsite.user_lines(self.stack_depth)),
                     _break_reason(reason),
                 )
             )
@@ -124,19 +129,20 @@ def _names_below(name: str, loggers: dict) -> list:
 class CompileEvents:
     """Dynamo's compile events for one profile; ``pause``/``resume`` take its hooks off while compiling."""
 
-    def __init__(self, pause, resume):
+    def __init__(self, pause, resume, stack_depth: int):
         # Held weakly when they are a session's methods: a strong hold made the session and this a
         # reference cycle, so a dropped profile's records waited for a garbage collection, which then
         # ran inside a later profiled step (~11 ms for 12,000 records of a compiled GPT step).
         self._pause = _weak(pause)
         self._resume = _weak(resume)
-        self.compiles: list = []  # (trigger, compile id, start, end, tid)
-        self.breaks: list = []  # (time, compile id, "model.py:12", reason)
-        self._open: dict = {}  # thread -> (trigger, compile id, start)
+        self.stack_depth = stack_depth  # user lines kept per event
+        self.compiles: list = []  # (trigger, compile id, start, end, tid, user lines)
+        self.breaks: list = []  # (time, compile id, ("model.py:12", user lines...), reason)
+        self._open: dict = {}  # thread -> (trigger, compile id, start, user lines)
         self._since_us = 0
-        self._callbacks = None
-        self._logger = None
-        self._logger_state = None
+        self._callbacks: Any = None  # Dynamo's callback handler while installed
+        self._logger: logging.Logger | None = None
+        self._logger_state: tuple = (logging.NOTSET, True)  # the graph-break logger's (level, propagate) before
 
     def pause(self) -> None:
         pause = self._pause()
@@ -176,6 +182,7 @@ class CompileEvents:
         if logger is None:
             return
         _graph_breaks.events = self.breaks
+        _graph_breaks.stack_depth = self.stack_depth
         self._logger = logger
         self._logger_state = (logger.level, logger.propagate)
         if not logger.isEnabledFor(logging.DEBUG):  # off: turn it on for us only
@@ -191,6 +198,7 @@ class CompileEvents:
             _trigger(args),
             str(compile_id or torch_compat.current_compile_id()),
             _now(),
+            callsite.user_lines(self.stack_depth),
         )
         self.pause()
 
@@ -200,8 +208,8 @@ class CompileEvents:
         tid = threading.get_ident()
         opened = self._open.pop(tid, None)
         if opened is not None:
-            trigger, compile_id, start = opened
-            self.compiles.append((trigger, compile_id, start, end, tid))
+            trigger, compile_id, start, users = opened
+            self.compiles.append((trigger, compile_id, start, end, tid, users))
 
     def records(self, graphs) -> list[CompileRecord]:
         """The compile events so far, with Dynamo's metrics; ``graphs``: compile id -> [GraphInfo]."""
@@ -209,7 +217,7 @@ class CompileEvents:
             return []  # most stops: nothing compiled, Dynamo's metrics need no walk
         metrics = _metrics_since(self._since_us)
         records = []
-        for trigger, compile_id, start, end, tid in self.compiles:
+        for trigger, compile_id, start, end, tid, users in self.compiles:
             backward = trigger == "backward"
             m = metrics.get((compile_id, not backward)) or (metrics.get((compile_id, True)) if backward else None)
             mine = [g for g in graphs.get(compile_id, ()) if g.backward == backward]
@@ -222,7 +230,7 @@ class CompileEvents:
                     end=end,
                     compile_id=compile_id,
                     name=getattr(m, "co_name", None) or "",
-                    callsite=_function_line(m),
+                    callsite=_then(_function_line(m), users),
                     reason=_first_reason(reason),
                     graphs=len(mine),
                     kernels=sum(g.kernels for g in mine),
@@ -231,10 +239,10 @@ class CompileEvents:
                     tid=tid,
                 )
             )
-        for at, compile_id, line, reason in self.breaks:
+        for at, compile_id, lines, reason in self.breaks:
             records.append(
                 CompileRecord(
-                    kind="graph_break", start=at, end=at, compile_id=compile_id, callsite=(line,), reason=reason
+                    kind="graph_break", start=at, end=at, compile_id=compile_id, callsite=lines, reason=reason
                 )
             )
         self.compiles.clear()
@@ -259,6 +267,12 @@ def _metrics_since(since_us: int) -> dict:
 def _function_line(m) -> tuple:
     filename, line = getattr(m, "co_filename", None), getattr(m, "co_firstlineno", None)
     return (callsite.file_line(filename, line),) if filename and line else ()
+
+
+def _then(lines: tuple, users: tuple) -> tuple:
+    """``lines`` then the user's lines, less a first one that repeats the last of ``lines``: a resumed frame's
+    function starts at the line of its graph break, where the user's frame is calling it."""
+    return lines + (users[1:] if lines and users and users[0] == lines[-1] else users)
 
 
 def _first_reason(reason: str) -> str:

@@ -112,7 +112,7 @@ class CaptureSession:
         self._hook_thread = 0  # the thread whose dispatch-mode stack holds the op hook
         self._scopes = FunctionScopes()
         self._compiled = compiled.CompiledCapture(self)
-        self._compile_events = CompileEvents(self._pause_hooks, self._resume_hooks)
+        self._compile_events = CompileEvents(self._pause_hooks, self._resume_hooks, self.stack_depth)
         self._start_peek = 0
         self._start_tid = 0
         self._started_once = False

@@ -41,7 +41,7 @@ from ..analysis.timeline import WHOLE_PROFILE, step_breakdown
 from ..formulas import canonical_dtype
 from ..formulas.opargs import OpArgs
 from ..formulas.work import FormulaInputError
-from ..records import NO_LINK, TensorMeta
+from ..records import NO_LINK, TORCH_LINE, TensorMeta
 from ..render.cells import params_text
 from ..render.units import duration
 from .columns import SUMMARY
@@ -542,12 +542,20 @@ def graph_breaks(ctx: Context):
     lines: defaultdict[tuple, int] = defaultdict(int)
     for c in breaks:
         lines[(" <- ".join(c.callsite) or "?", c.reason)] += 1
-    (where, reason), _ = max(lines.items(), key=lambda item: item[1])
-    advice = (
-        f"{len(breaks)} graph break{'s' if len(breaks) > 1 else ''}, first at {where} ({reason}): code after a break "
-        "runs in another graph and what breaks runs eagerly; remove the cause (print, .item(), data-dependent "
-        "Python control flow, unsupported calls) or move it out of the compiled function"
-    )
+    # The user's own breaks first: one in torch's code (torch.optim's step breaks on purpose) is not theirs to remove.
+    (where, reason), _ = max(lines.items(), key=lambda item: (not item[0][0].startswith(TORCH_LINE), item[1]))
+    count = f"{len(breaks)} graph break{'s' if len(breaks) > 1 else ''}"
+    if where.startswith(TORCH_LINE):
+        advice = (
+            f"{count}, all in torch's own code, first at {where} ({reason}): torch breaks the graph there itself "
+            "(torch.optim's step does so on purpose, to run its update under no_grad); nothing in your code to remove"
+        )
+    else:
+        advice = (
+            f"{count}, first at {where} ({reason}): code after a break runs in another graph and what breaks runs "
+            "eagerly; remove the cause (print, .item(), data-dependent Python control flow, unsupported calls) or "
+            "move it out of the compiled function"
+        )
     items = [(f"{line}: {why} x{count}", resumed * count / len(breaks)) for (line, why), count in lines.items()]
     return ctx.row("graph-breaks", resumed, advice, items)
 
