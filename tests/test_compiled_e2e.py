@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 import torch._inductor.metrics as inductor_metrics
+import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import pyprof_live
@@ -275,6 +276,34 @@ def test_each_kernel_has_the_flops_of_its_fused_ops_run_eagerly(run):
         checked += 1
     assert checked == sum(1 for op in ops if op.kind == COMPILED)
     print(f"flops equal to the eager replay for {checked} kernel calls ({len(eager)} distinct fused ops replayed)")
+
+
+def _dropout_then_pool(x):
+    return F.max_pool2d(F.dropout(x, 0.5, training=True), 2)
+
+
+def test_compiled_dropout_and_max_pool_kernels_have_the_eager_ops_flops():
+    """Inductor draws dropout's random numbers with its own prims and pools with a low-memory max pool (int8
+    offsets): their kernels have flops, the eager ops' (a kernel with one fused op lacking a formula had none)."""
+    torch._dynamo.reset()
+    f = torch.compile(_dropout_then_pool)
+    x = torch.randn(2, 4, 8, 8, requires_grad=True)
+    with pyprof_live.profile() as p:
+        f(x).sum().backward()
+    ops = p.records.ops
+    p.correlation  # ties each fused op to its kernel call
+    costs = OpCosts(ops)
+    kernels = [
+        (op.dir, costs(i).flops, {ops[j].name for j in costs.fused[i]})
+        for i, op in enumerate(ops)
+        if op.kind == COMPILED
+    ]
+    fused = set().union(*(names for _, _, names in kernels))
+    assert {"prims::inductor_random", "prims::_low_memory_max_pool_with_offsets"} <= fused
+    assert all(flops is not None for _, flops, _ in kernels), kernels
+    # forward, eagerly: native_dropout 5 flops x 512 elements (2*4*8*8) = 2560, max_pool2d_with_indices 4 compares x
+    # 128 outputs (2*4*4*4) = 512: 3072, what the forward kernels have in all
+    assert sum(flops for direction, flops, _ in kernels if direction == "fwd") == 3072
 
 
 def test_mlp_kernel_flops_by_hand(mlp):

@@ -288,6 +288,39 @@ def _convert_element_type(a: OpArgs) -> Work:
     return Work(0, (x,), (a.output(0) or TensorMeta(x.shape, a.dtype(1, "dtype") or x.dtype),))
 
 
+# Inductor's random numbers (torch.compile'd dropout, rand, randn, randint): a seed per graph call (inductor_seeds),
+# one looked up per use, then the draws, fused into the kernels that use them. The draws count as the eager
+# generators do, so a compiled dropout's kernel has native_dropout's flops: draw (2) + compare + 2 multiplies.
+@builtin("prims::inductor_seed", "prims::inductor_seeds")
+def _inductor_seeds(a: OpArgs) -> Work:
+    # inductor_seeds(count, device) / inductor_seed(device): fresh int64 seeds, no floating-point work.
+    count = a.int(0, "count") if a.name == "prims::inductor_seeds" else None
+    return Work(0, (), (a.output(0) or TensorMeta(() if count is None else (count,), "int64"),))
+
+
+@builtin("prims::inductor_lookup_seed")
+def _inductor_lookup_seed(a: OpArgs) -> Work:
+    # inductor_lookup_seed(seeds, index): seeds[index], one int64 read and written.
+    seed = TensorMeta((), a.tensor(0, "seeds").dtype)
+    return Work(0, (seed,), (a.output(0) or seed,))
+
+
+@builtin("prims::inductor_random")
+def _inductor_random(a: OpArgs) -> Work:
+    # inductor_random(size, seed, mode): torch.rand (mode "rand") or torch.randn ("randn") draws, float32.
+    mode = a.value(2, "mode")
+    if mode not in ("rand", "randn"):
+        raise FormulaInputError(f"inductor_random mode {mode!r}")
+    out = a.output(0) or TensorMeta(check_shape(a.ints(0, "size"), "size"), "float32")
+    return Work((_UNIFORM if mode == "rand" else _NORMAL) * numel(out.shape), (), (out,))
+
+
+@builtin("prims::inductor_randint")
+def _inductor_randint(a: OpArgs) -> Work:
+    # inductor_randint(low, high, size, seed): torch.randint's integer draws, no floating-point work.
+    return Work(0, (), (a.output(0) or TensorMeta(check_shape(a.ints(2, "size"), "size"), "int64"),))
+
+
 @builtin("prims::iota")
 def _iota(a: OpArgs) -> Work:
     # iota(length, *, start, step, dtype, ...): start + i * step, arange's 2 flops per element.

@@ -91,6 +91,30 @@ def _max_pool(a: OpArgs) -> Work:
     return Work(window * numel(out.shape), (x,), writes)
 
 
+# Inductor's low-memory max pool (torch.compile'd max_pool2d/3d with indices): the same compares, writing each
+# maximum's int8 offset in its window instead of an int64 index; the backward turns offsets back into indices.
+# _low_memory_max_pool_with_offsets(self, kernel_size, stride, padding, dilation, ceil_mode) -> (out, offsets)
+@builtin("prims::_low_memory_max_pool_with_offsets")
+def _low_memory_max_pool(a: OpArgs) -> Work:
+    x = a.tensor(0, "self")
+    dims = len(a.ints(1, "kernel_size"))
+    out = a.output(0)
+    if out is None:
+        shape, window = _windowed(a, dims, 4, 5, x)
+        out = TensorMeta(shape, x.dtype)
+    else:
+        window = prod(a.ints(1, "kernel_size"))
+    return Work(window * numel(out.shape), (x,), (out, a.output(1) or TensorMeta(out.shape, "int8")))
+
+
+# _low_memory_max_pool_offsets_to_indices(self, kernel_size, input_size, stride, padding, dilation) -> indices:
+# index arithmetic, 0 flops, as max_pool2d_with_indices counts none for its indices.
+@builtin("prims::_low_memory_max_pool_offsets_to_indices")
+def _low_memory_max_pool_indices(a: OpArgs) -> Work:
+    offsets = a.tensor(0, "self")
+    return Work(0, (offsets,), (a.output(0) or TensorMeta(offsets.shape, "int64"),))
+
+
 # avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 @builtin("aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d")
 def _avg_pool(a: OpArgs) -> Work:
