@@ -4,7 +4,9 @@ import torch
 import torch._inductor.inductor_prims
 import torch._prims
 
-from pyprof_live.formulas import Cost
+from pyprof_live.formulas import TRANSCENDENTAL as T
+from pyprof_live.formulas import Cost, evaluate
+from pyprof_live.records import OpRecord, TensorMeta
 from tests.formula_recorder import cost_of
 
 X = torch.randn(3, 4)  # 12 float32 elements: 48 bytes
@@ -40,3 +42,59 @@ def test_masked_index_reads_what_it_gathers():
     # (8,) float32 gathered at 3 places: reads mask 3 + index 24 + 3 elements 12, writes 12.
     x, mask, index = torch.randn(8), torch.tensor([True, False, True]), torch.tensor([1, 2, 1])
     assert cost_of(torch.ops.aten._unsafe_masked_index.default, x, mask, [index], 0.0) == Cost(0, 51, "")
+
+
+def test_inductors_random_numbers_count_as_the_eager_generators_do():
+    """torch.compile'd dropout and rand/randn/randint draw through Inductor's prims, fused into kernels."""
+    prims, cpu = torch.ops.prims, torch.device("cpu")
+    assert cost_of(prims.inductor_seeds, 3, cpu) == Cost(0, 24, "")  # 3 int64 seeds written
+    seeds = prims.inductor_seeds(3, cpu)
+    assert cost_of(prims.inductor_lookup_seed, seeds, 1) == Cost(0, 16, "")  # one int64 read, one written
+    seed = prims.inductor_lookup_seed(seeds, 1)
+    # 10 float32 draws written (40 bytes): uniform's 2 flops each, as uniform_; normal's 3 transcendentals + 4
+    assert cost_of(prims.inductor_random, [2, 5], seed, "rand") == Cost(20, 40, "")
+    assert cost_of(prims.inductor_random, [2, 5], seed, "randn") == Cost(10 * (3 * T + 4), 40, "")
+    assert cost_of(prims.inductor_randint, 0, 7, [2, 5], seed) == Cost(0, 80, "")  # 10 int64 draws, no flops
+    # so a compiled dropout's fused ops have native_dropout's 5 flops per element: draw 2 + gt 1 + 2 multiplies
+    x = torch.randn(2, 5)
+    draws = prims.inductor_random([2, 5], seed, "rand")
+    fused = [
+        cost_of(prims.inductor_lookup_seed, seeds, 1),
+        cost_of(prims.inductor_random, [2, 5], seed, "rand"),
+        cost_of(torch.gt, draws, 0.1),
+        cost_of(torch.mul, draws > 0.1, x),
+        cost_of(torch.mul, x, 1 / 0.9),
+    ]
+    assert sum(c.flops for c in fused) == cost_of(torch.ops.aten.native_dropout, x, 0.1, True).flops == 50
+
+
+def test_inductors_low_memory_max_pool_has_max_pools_compares_and_int8_offsets():
+    """torch.compile'd max_pool2d with indices: offsets in the window instead of indices, turned back in backward."""
+    prims = torch.ops.prims
+    x = torch.randn(1, 2, 6, 6)
+    pool = ([2, 2], [2, 2], [0, 0], [1, 1], False)
+    # 18 outputs * 4 compares = 72, as max_pool2d_with_indices; bytes x 288 + out 72 + int8 offsets 18 = 378.
+    assert cost_of(prims._low_memory_max_pool_with_offsets, x, *pool) == Cost(72, 378, "")
+    assert cost_of(torch.ops.aten.max_pool2d_with_indices, x, *pool).flops == 72
+    _, offsets = prims._low_memory_max_pool_with_offsets(x, *pool)
+    # index arithmetic, no flops (as for max_pool's indices): int8 offsets 18 read, int64 indices 144 written.
+    to_indices = cost_of(prims._low_memory_max_pool_offsets_to_indices, offsets, [2, 2], [6, 6], [2, 2], [0, 0], [1, 1])
+    assert to_indices == Cost(0, 162, "")
+    # without a recorded output: the output size from the pooling arithmetic (6 -> 3 per dim)
+    op = OpRecord("prims::_low_memory_max_pool_with_offsets", 0, 1, inputs=(TensorMeta((1, 2, 6, 6), "float32"), *pool))
+    assert evaluate(op) == Cost(72, 378, "")
+
+
+def test_functionalized_writes_into_views_copy_self_and_read_src():
+    # slice_scatter of (4, 2) into columns 0:2 of (4, 6) float32: self 96 read (copied), src 32 read, output 96
+    # written; no arithmetic.
+    x = torch.randn(4, 6)
+    assert cost_of(torch.slice_scatter, x, torch.randn(4, 2), 1, 0, 2) == Cost(0, 224, "")
+    assert cost_of(torch.select_scatter, x, torch.randn(4), 1, 3) == Cost(0, 96 + 16 + 96, "")
+    assert cost_of(torch.diagonal_scatter, torch.randn(4, 4), torch.randn(4)) == Cost(0, 64 + 16 + 64, "")
+    assert cost_of(torch.as_strided_scatter, x, torch.randn(2, 2), (2, 2), (6, 1)) == Cost(0, 96 + 16 + 96, "")
+
+
+def test_functional_copy_reads_src_and_writes_a_tensor_like_self():
+    # copy((4, 6) float64, (6,) float32): src 24 bytes read, broadcast into 24 float64 written (192); self not read.
+    assert cost_of(torch.ops.aten.copy, torch.randn(4, 6, dtype=torch.float64), torch.randn(6)) == Cost(0, 216, "")

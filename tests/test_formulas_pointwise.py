@@ -113,29 +113,3 @@ def test_random_and_dropout():
     assert cost_of(torch.ops.aten.native_dropout, torch.randn(2, 5), 0.1, True) == Cost(50, 90, "")
     # item(): one element read.
     assert cost_of(lambda t: t.item(), torch.randn(())) == Cost(0, 4, "")
-
-
-def test_inductors_random_numbers_count_as_the_eager_generators_do():
-    """torch.compile'd dropout and rand/randn/randint draw through Inductor's prims, fused into kernels."""
-    import torch._inductor.inductor_prims  # registers Inductor's prims
-
-    prims, cpu = torch.ops.prims, torch.device("cpu")
-    assert cost_of(prims.inductor_seeds, 3, cpu) == Cost(0, 24, "")  # 3 int64 seeds written
-    seeds = prims.inductor_seeds(3, cpu)
-    assert cost_of(prims.inductor_lookup_seed, seeds, 1) == Cost(0, 16, "")  # one int64 read, one written
-    seed = prims.inductor_lookup_seed(seeds, 1)
-    # 10 float32 draws written (40 bytes): uniform's 2 flops each, as uniform_; normal's 3 transcendentals + 4
-    assert cost_of(prims.inductor_random, [2, 5], seed, "rand") == Cost(20, 40, "")
-    assert cost_of(prims.inductor_random, [2, 5], seed, "randn") == Cost(10 * (3 * T + 4), 40, "")
-    assert cost_of(prims.inductor_randint, 0, 7, [2, 5], seed) == Cost(0, 80, "")  # 10 int64 draws, no flops
-    # so a compiled dropout's fused ops have native_dropout's 5 flops per element: draw 2 + gt 1 + 2 multiplies
-    x = torch.randn(2, 5)
-    draws = prims.inductor_random([2, 5], seed, "rand")
-    fused = [
-        cost_of(prims.inductor_lookup_seed, seeds, 1),
-        cost_of(prims.inductor_random, [2, 5], seed, "rand"),
-        cost_of(torch.gt, draws, 0.1),
-        cost_of(torch.mul, draws > 0.1, x),
-        cost_of(torch.mul, x, 1 / 0.9),
-    ]
-    assert sum(c.flops for c in fused) == cost_of(torch.ops.aten.native_dropout, x, 0.1, True).flops == 50

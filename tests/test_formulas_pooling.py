@@ -21,25 +21,6 @@ def test_max_pool_with_indices_forward_and_backward():
     assert checked_evaluate(backward) == Cost(18, 504, "")
 
 
-def test_inductors_low_memory_max_pool_has_max_pools_compares_and_int8_offsets():
-    """torch.compile'd max_pool2d with indices: offsets in the window instead of indices, turned back in backward."""
-    import torch._inductor.inductor_prims  # registers Inductor's prims
-
-    prims = torch.ops.prims
-    x = torch.randn(1, 2, 6, 6)
-    pool = ([2, 2], [2, 2], [0, 0], [1, 1], False)
-    # 18 outputs * 4 compares = 72, as max_pool2d_with_indices; bytes x 288 + out 72 + int8 offsets 18 = 378.
-    assert cost_of(prims._low_memory_max_pool_with_offsets, x, *pool) == Cost(72, 378, "")
-    assert cost_of(torch.ops.aten.max_pool2d_with_indices, x, *pool).flops == 72
-    _, offsets = prims._low_memory_max_pool_with_offsets(x, *pool)
-    # index arithmetic, no flops (as for max_pool's indices): int8 offsets 18 read, int64 indices 144 written.
-    to_indices = cost_of(prims._low_memory_max_pool_offsets_to_indices, offsets, [2, 2], [6, 6], [2, 2], [0, 0], [1, 1])
-    assert to_indices == Cost(0, 162, "")
-    # without a recorded output: the output size from the pooling arithmetic (6 -> 3 per dim)
-    op = OpRecord("prims::_low_memory_max_pool_with_offsets", 0, 1, inputs=(TensorMeta((1, 2, 6, 6), "float32"), *pool))
-    assert evaluate(op) == Cost(72, 378, "")
-
-
 @pytest.mark.parametrize("ceil_mode, out", [(False, 2), (True, 3)])
 def test_pool_output_size_without_a_recorded_output(ceil_mode, out):
     # Kineto max_pool2d_with_indices(x (1, 1, 5, 5), [2, 2], [2, 2], [0, 0], [1, 1], ceil_mode): 5 -> 2 or 3.

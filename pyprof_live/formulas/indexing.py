@@ -77,6 +77,16 @@ def _scatter(a: OpArgs) -> Work:
     return Work(moved if combines else 0, reads, writes)
 
 
+# slice_scatter(self, src, dim, start, end, step); select_scatter(self, src, dim, index); diagonal_scatter(self, src,
+# offset, dim1, dim2); as_strided_scatter(self, src, size, stride, storage_offset): a write into a view of self, out
+# of place, as functionalized (compiled) graphs have it: self copied into the output, src over the view's elements.
+@builtin("aten::slice_scatter", "aten::select_scatter", "aten::diagonal_scatter", "aten::as_strided_scatter")
+def _view_scatter(a: OpArgs) -> Work:
+    x, src = a.tensor(0, "self"), a.tensor(1, "src")
+    reads, writes = _copy_of_self(a, x)
+    return Work(0, (*reads, src), writes)
+
+
 # index_add(self, dim, index, source, alpha); index_copy(self, dim, index, source); index_fill(self, dim, index, value)
 @builtin(
     "aten::index_add",

@@ -27,6 +27,14 @@ def _copy(a: OpArgs) -> Work:
     return Work(0, (a.tensor(1, "src"),), (a.tensor(0, "self"),))
 
 
+@builtin("aten::copy")
+def _functional_copy(a: OpArgs) -> Work:
+    # copy(self, src): copy_ out of place, as functionalized (compiled) graphs have it: src, broadcast to self's
+    # shape and in self's dtype, written to a new tensor; self's values are not read.
+    x = a.tensor(0, "self")
+    return Work(0, (a.tensor(1, "src"),), (a.output(0) or TensorMeta(x.shape, x.dtype),))
+
+
 @builtin("aten::_copy_from", "aten::_copy_from_and_resize")
 def _copy_from(a: OpArgs) -> Work:
     return Work(0, (a.tensor(0, "self"),), (a.tensor(1, "dst"),))
