@@ -306,6 +306,36 @@ def test_compiled_dropout_and_max_pool_kernels_have_the_eager_ops_flops():
     assert sum(flops for direction, flops, _ in kernels if direction == "fwd") == 3072
 
 
+def test_a_compiled_torch_nn_sequential_has_module_paths_and_its_input_copies_are_rows_of_their_own():
+    """torch.compile(nn.Sequential(...)) compiles torch's wrapper calling it (Dynamo's root is its ``fn``, not a user
+    frame's ``self``): the fused ops still get module paths. Inductor copies the convolution's input and weight into
+    channels-last in a kernel it generated from those graph inputs alone (no op): two aten::copy fused ops, 0 flops."""
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU())
+    f = torch.compile(model)
+    x = torch.randn(2, 3, 16, 16, requires_grad=True)
+    with pyprof_live.profile() as p:
+        called_at = _line_below()
+        f(x).sum().backward()
+    ops = p.records.ops
+    p.correlation
+    costs = OpCosts(ops)
+    kernels = {}
+    for i, op in enumerate(ops):
+        if op.kind == COMPILED:
+            kernels[op.name] = (
+                costs(i).flops,
+                [(ops[j].name, ops[j].module, ops[j].callsite[:1]) for j in costs.fused[i]],
+            )
+    copies = [fused for _, fused in kernels.values() if {name for name, _, _ in fused} == {"aten::copy"}]
+    # the weight (8, 3, 3, 3) and the input (2, 3, 16, 16), each read and written once: no flops
+    assert copies == [[("aten::copy", "Sequential.0", (called_at,))] * 2]
+    assert next(flops for flops, fused in kernels.values() if fused in copies) == 0
+    relu = [fused for _, fused in kernels.values() if any(name == "aten::relu" for name, _, _ in fused)]
+    assert relu and all(module == "Sequential.1" for name, module, _ in relu[0] if name in ("aten::relu", "aten::le"))
+    assert all(fused and all(module for _, module, _ in fused) for _, fused in kernels.values())
+
+
 def test_mlp_kernel_flops_by_hand(mlp):
     """The MLP block (x 512 x 512, fc1 to 2048) by hand, per call of its forward kernels."""
     ops = mlp.profile.records.ops

@@ -753,6 +753,8 @@ def _resolve_roots(info, session) -> dict:
     paths = session._module_names.paths
     for root in wanted:
         obj = _root_object(root, frame)
+        if not isinstance(obj, torch.nn.Module):
+            obj = _innermost_module(root)
         if isinstance(obj, torch.nn.Module):
             path = paths.get(id(obj)) or type(getattr(obj, torch_compat.COMPILED_MODULE_ATTRIBUTE, obj)).__name__
             roots[root] = path
@@ -778,6 +780,19 @@ def _in_optimizer_step() -> bool:
 def _root_object(root: str, frame):
     scope, name = root[0], root[3:-2]
     return (frame.f_locals if scope == "L" else frame.f_globals).get(name)
+
+
+def _innermost_module(root: str):
+    """The module ``root`` names in the innermost frame on the stack that has it: torch.compile of one of torch.nn's
+    own modules (an ``nn.Sequential``) compiles a wrapper of torch's calling it, whose ``fn`` is Dynamo's root
+    (``L['fn']``), not a frame of the user's; None if no frame has it."""
+    frame: FrameType | None = _getframe(2)
+    while frame is not None:
+        obj = _root_object(root, frame)
+        if isinstance(obj, torch.nn.Module):
+            return obj
+        frame = frame.f_back
+    return None
 
 
 def _user_frame():

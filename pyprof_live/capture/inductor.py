@@ -130,10 +130,10 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
         key = f"{kernel}:{handle}"
         fused = fused_of.get(key)
         if fused is None:
-            names = kernel_nodes.get(key, ())
+            generated_from = [nodes[n] for n in kernel_nodes.get(key, ()) if n in nodes]
             fused = fused_of[key] = tuple(
-                op for op in (_fused_op(nodes[n], stack_depth) for n in names if n in nodes) if op is not None
-            )
+                op for op in (_fused_op(node, stack_depth) for node in generated_from) if op is not None
+            ) or _input_copies(generated_from, stack_depth)
         info.sites[line] = CallSite(kernel, handle, fused, roles.get(kernel, ()))
     info.defined = tuple(kernel_names(source))
     info.kernels = len(info.defined)
@@ -330,6 +330,31 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
         callsite=user_frames(node.meta.get("stack_trace") or "", stack_depth),
         origin=original._schema.name if isinstance(original, torch_compat.OpOverload) else "",
     )
+
+
+def _input_copies(nodes: list, stack_depth: int) -> tuple:
+    """A kernel Inductor generated from graph inputs alone (``cpp_fused_0`` from ``primals_1, primals_3``: no op)
+    copies them, into the layout or alignment an op needs (a convolution's inputs into channels-last): one
+    ``aten::copy`` per input, at the module and line of the first op that uses it."""
+    if not nodes or any(node.op != "placeholder" for node in nodes):
+        return ()
+    copies = []
+    for node in nodes:
+        value = _meta(node)
+        user = next((u for u in node.users if u.op == "call_function"), None)
+        copies.append(
+            FusedOp(
+                name="aten::copy",
+                overload="default",
+                inputs=(value, value),
+                outputs=(value,),
+                kwargs=(),
+                module=_module_source(user) if user is not None else "",
+                callsite=user_frames(user.meta.get("stack_trace") or "", stack_depth) if user is not None else (),
+                origin="",
+            )
+        )
+    return tuple(copies)
 
 
 def _meta(value):
