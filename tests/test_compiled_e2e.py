@@ -8,6 +8,7 @@ outputs and gradients), and must show every Inductor kernel call as a row with w
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import inspect
@@ -334,6 +335,39 @@ def test_a_compiled_torch_nn_sequential_has_module_paths_and_its_input_copies_ar
     relu = [fused for _, fused in kernels.values() if any(name == "aten::relu" for name, _, _ in fused)]
     assert relu and all(module == "Sequential.1" for name, module, _ in relu[0] if name in ("aten::relu", "aten::le"))
     assert all(fused and all(module for _, module, _ in fused) for _, fused in kernels.values())
+
+
+def _passing_through(forward):
+    """A decorator as Hugging Face's models have on forward: Dynamo's sources then start at ``L['args'][0]``."""
+
+    @functools.wraps(forward)
+    def wrapper(*args, **kwargs):
+        return forward(*args, **kwargs)
+
+    return wrapper
+
+
+class _DecoratedBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    @_passing_through
+    def forward(self, x):
+        return F.gelu(self.fc(x)) * 2
+
+
+def test_a_decorated_forwards_kernels_have_module_paths():
+    """Dynamo names the module of a decorated forward ``L['args'][0]`` (the wrapper's first argument): the fused
+    ops' module paths start from it as from ``L['self']`` (LlamaForCausalLM's were all empty)."""
+    torch._dynamo.reset()
+    f = torch.compile(_DecoratedBlock())
+    with pyprof_live.profile() as p:
+        f(torch.randn(4, 8, requires_grad=True)).sum().backward()
+    fused = {(op.name, op.dir): op.module for op in p.records.ops if op.kind == FUSED}
+    assert fused[("aten::erf", "fwd")] == "_DecoratedBlock"  # gelu, in the block itself
+    assert fused[("aten::sum", "bwd")] == "_DecoratedBlock.fc"  # the bias gradient of fc
+    assert all(fused.values()), fused
 
 
 def test_mlp_kernel_flops_by_hand(mlp):

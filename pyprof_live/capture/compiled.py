@@ -778,8 +778,18 @@ def _in_optimizer_step() -> bool:
 
 
 def _root_object(root: str, frame):
-    scope, name = root[0], root[3:-2]
-    return (frame.f_locals if scope == "L" else frame.f_globals).get(name)
+    """What ``root`` (``L['self']``, ``G['model']``, ``L['args'][0]``: inductor.split_source) is in ``frame``."""
+    name, _, items = root[3:].partition("']")
+    found = (frame.f_locals if root[0] == "L" else frame.f_globals).get(name)
+    try:
+        for index in _ITEM.findall(items):
+            found = found[int(index)]
+    except (TypeError, LookupError):  # not a sequence, or too short: no module there
+        return None
+    return found
+
+
+_ITEM = re.compile(r"\[(\d+)\]")
 
 
 def _innermost_module(root: str):

@@ -400,14 +400,16 @@ def user_frames(stack_trace: str, depth: int) -> tuple:
     return tuple(frames)
 
 
-#: ``L['self']``, ``G['model']``: the root a Dynamo source starts from; then its attribute path.
-_ROOT = re.compile(r"^([LG]\['[^']+'\])(.*)$")
+#: ``L['self']``, ``G['model']``, ``L['args'][0]`` (a decorated forward's ``self``, as Hugging Face's are): the root a
+#: Dynamo source starts from, a local or global and the items taken from it; then its attribute path.
+_ROOT = re.compile(r"^([LG]\['[^']+'\](?:\[\d+\])*)(.*)$")
 _PART = re.compile(r"\.(\w+)|\[(\d+)\]|\['([^']+)'\]")
 
 
 @functools.lru_cache(maxsize=4096)
 def split_source(source: str) -> tuple[str, tuple]:
-    """``"L['self'].blocks[0]._modules['act']"`` -> ``("L['self']", ("blocks", "0", "act"))``; the
+    """``"L['self'].blocks[0]._modules['act']"`` -> ``("L['self']", ("blocks", "0", "act"))``,
+    ``"L['args'][0].model"`` -> ``("L['args'][0]", ("model",))``; the
     ``_modules`` hops and torch.compile's ``_orig_mod`` wrapper are left out of the path. Cached: each
     stop() reads the same few sources once per extern op of every compiled graph call."""
     match = _ROOT.match(source)
