@@ -60,12 +60,17 @@ def _windowed(a: OpArgs, dims: int, dilation_at: int | None, ceil_at: int, x: Te
     return x.shape[:-dims] + spatial, prod(kernel)
 
 
+_LOW_MEMORY_MAX_POOL = "prims::_low_memory_max_pool_with_offsets"
+
+
 def spatial_dims(name: str) -> int:
     """Pooled/interpolated dims of an op from its name: ``max_pool3d`` 3, ``upsample_linear1d`` 1, else 2."""
     return 3 if "3d" in name else 1 if "1d" in name else 2
 
 
-# max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) -> (out, indices)
+# max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) -> (out, indices); Inductor's
+# low-memory max pool (torch.compile'd max_pool2d/3d with indices) takes the same arguments and does the same
+# compares, writing each maximum's int8 offset in its window instead of an int64 index.
 @builtin(
     "aten::max_pool1d",
     "aten::max_pool2d",
@@ -75,10 +80,12 @@ def spatial_dims(name: str) -> int:
     "aten::max_pool3d_with_indices",
     "aten::mkldnn_max_pool2d",
     "aten::quantized_max_pool2d",
+    _LOW_MEMORY_MAX_POOL,
 )
 def _max_pool(a: OpArgs) -> Work:
     x = a.tensor(0, "self")
-    dims = spatial_dims(a.name)
+    low_memory = a.name == _LOW_MEMORY_MAX_POOL
+    dims = len(a.ints(1, "kernel_size")) if low_memory else spatial_dims(a.name)
     out = a.output(0)
     if out is None:
         shape, window = _windowed(a, dims, 4, 5, x)
@@ -86,29 +93,14 @@ def _max_pool(a: OpArgs) -> Work:
     else:
         window = prod(_spatial_param(a, 1, "kernel_size", dims))
     writes: tuple[TensorMeta, ...] = (out,)
-    if a.name.endswith("_with_indices"):
-        writes += (a.output(1) or TensorMeta(out.shape, "int64"),)
+    if low_memory or a.name.endswith("_with_indices"):
+        writes += (a.output(1) or TensorMeta(out.shape, "int8" if low_memory else "int64"),)
     return Work(window * numel(out.shape), (x,), writes)
 
 
-# Inductor's low-memory max pool (torch.compile'd max_pool2d/3d with indices): the same compares, writing each
-# maximum's int8 offset in its window instead of an int64 index; the backward turns offsets back into indices.
-# _low_memory_max_pool_with_offsets(self, kernel_size, stride, padding, dilation, ceil_mode) -> (out, offsets)
-@builtin("prims::_low_memory_max_pool_with_offsets")
-def _low_memory_max_pool(a: OpArgs) -> Work:
-    x = a.tensor(0, "self")
-    dims = len(a.ints(1, "kernel_size"))
-    out = a.output(0)
-    if out is None:
-        shape, window = _windowed(a, dims, 4, 5, x)
-        out = TensorMeta(shape, x.dtype)
-    else:
-        window = prod(a.ints(1, "kernel_size"))
-    return Work(window * numel(out.shape), (x,), (out, a.output(1) or TensorMeta(out.shape, "int8")))
-
-
-# _low_memory_max_pool_offsets_to_indices(self, kernel_size, input_size, stride, padding, dilation) -> indices:
-# index arithmetic, 0 flops, as max_pool2d_with_indices counts none for its indices.
+# _low_memory_max_pool_offsets_to_indices(self, kernel_size, input_size, stride, padding, dilation) -> indices: the
+# low-memory pool's backward turns its offsets back into indices: index arithmetic, 0 flops, as max_pool2d_with_indices
+# counts none for its indices.
 @builtin("prims::_low_memory_max_pool_offsets_to_indices")
 def _low_memory_max_pool_indices(a: OpArgs) -> Work:
     offsets = a.tensor(0, "self")
