@@ -302,8 +302,8 @@ def _convert_element_type(a: OpArgs) -> Work:
 @builtin("prims::inductor_seed", "prims::inductor_seeds")
 def _inductor_seeds(a: OpArgs) -> Work:
     # inductor_seeds(count, device) / inductor_seed(device): fresh int64 seeds, no floating-point work.
-    count = a.int(0, "count") if a.name == "prims::inductor_seeds" else None
-    return Work(0, (), (a.output(0) or TensorMeta(() if count is None else (count,), "int64"),))
+    shape = (a.int(0, "count"),) if a.name == "prims::inductor_seeds" else ()
+    return Work(0, (), (a.output(0) or TensorMeta(shape, "int64"),))
 
 
 @builtin("prims::inductor_lookup_seed")

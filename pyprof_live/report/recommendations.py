@@ -544,15 +544,15 @@ def graph_breaks(ctx: Context):
         lines[(" <- ".join(c.callsite) or "?", c.reason)] += 1
     # The user's own breaks first: one in torch's code (torch.optim's step breaks on purpose) is not theirs to remove.
     (where, reason), _ = max(lines.items(), key=lambda item: (not item[0][0].startswith(TORCH_LINE), item[1]))
-    count = f"{len(breaks)} graph break{'s' if len(breaks) > 1 else ''}"
+    how_many = f"{len(breaks)} graph break{'s' if len(breaks) > 1 else ''}"
     if where.startswith(TORCH_LINE):
         advice = (
-            f"{count}, all in torch's own code, first at {where} ({reason}): torch breaks the graph there itself "
+            f"{how_many}, all in torch's own code, first at {where} ({reason}): torch breaks the graph there itself "
             "(torch.optim's step does so on purpose, to run its update under no_grad); nothing in your code to remove"
         )
     else:
         advice = (
-            f"{count}, first at {where} ({reason}): code after a break runs in another graph and what breaks runs "
+            f"{how_many}, first at {where} ({reason}): code after a break runs in another graph and what breaks runs "
             "eagerly; remove the cause (print, .item(), data-dependent Python control flow, unsupported calls) or "
             "move it out of the compiled function"
         )
