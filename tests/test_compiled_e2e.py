@@ -28,6 +28,7 @@ from pyprof_live.analysis.compiled import OpCosts, timed_parents
 from pyprof_live.analysis.timeline import step_breakdown
 from pyprof_live.formulas import evaluate
 from pyprof_live.records import COMPILED, FUSED, GRAPH_CALL, NO_LINK, TensorMeta
+from pyprof_live.report.recompile_advice import recompile_fix
 from tests.compiled_models import GPT, GPT_CONFIG, AttentionBlock, MLPBlock, gpt_batch, needs_compiled_runs
 
 pytestmark = [pytest.mark.e2e, needs_compiled_runs]
@@ -465,6 +466,44 @@ def test_recompiles_and_graph_breaks_are_reported_with_their_lines():
     assert "torch._dynamo.mark_dynamic(x, 0)" in advice["recompiles"]
     assert advice["graph-breaks"].startswith(f"1 graph break, first at {break_line} <- {broken_call} <- ")
     assert "remove the cause" in advice["graph-breaks"]
+
+
+def _by_keyword(**kwargs):
+    return kwargs["tokens"] * 2
+
+
+class _Gated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = None
+
+    def forward(self, x):
+        if self.scale is not None:  # a Python value the compiled code reads: Dynamo guards it
+            return x.sin() * self.scale
+        return x.sin()
+
+
+def test_recompile_advice_names_a_keyword_tensor_and_a_python_value_as_the_user_wrote_them():
+    """Hugging Face models take their tensors as keywords behind a **kwargs wrapper (Dynamo's guard names
+    kwargs['input_ids']) and set Python state on their first call (BERT's config.problem_type): the advice names the
+    keyword, and says such a value is not a size to mark dynamic (the advice once fell back to "mark it dynamic")."""
+    torch._dynamo.reset()
+    by_keyword = torch.compile(_by_keyword, backend="eager")
+    gated = _Gated()
+    compiled_gated = torch.compile(gated, backend="eager")
+    with pyprof_live.profile() as p:
+        by_keyword(tokens=torch.randn(2, 8))
+        by_keyword(tokens=torch.randn(2, 16))  # dim 1 changes
+        compiled_gated(torch.randn(4))
+        gated.scale = 3
+        compiled_gated(torch.randn(4))
+    by_keyword_fix, gated_fix = [recompile_fix(c.reason) for c in p.records.compiles if c.kind == "recompile"]
+    assert by_keyword_fix.startswith("dim 1 of tokens changed: torch._dynamo.mark_dynamic(tokens, 1)")
+    assert "self.scale" in gated_fix and "mark_dynamic" not in gated_fix
+    advice = {r["rule"]: r["advice"] for r in p.recommendations().rows}
+    assert advice["recompiles"].endswith((by_keyword_fix, gated_fix))  # the costlier function's
+    if "#" in p.records.compiles[-1].reason:  # torch 2.13+ adds the line that read the value
+        assert f"(read at test_compiled_e2e.py:{inspect.getsourcelines(_Gated.forward)[1] + 1})" in gated_fix
 
 
 def _line_below() -> str:

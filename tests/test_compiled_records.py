@@ -3,9 +3,13 @@
 import gzip
 import json
 
+import pytest
+
 from pyprof_live import load
+from pyprof_live.capture.compile_events import _first_reason
 from pyprof_live.profile import Profile
 from pyprof_live.records import NO_LINK, CompileRecord, OpRecord, RangeRecord, TensorMeta
+from pyprof_live.report.recompile_advice import recompile_fix
 
 
 def _compiled_profile():
@@ -236,6 +240,60 @@ def test_recompiles_are_recommended_against_with_the_dimension_to_mark_dynamic()
     assert row["at_stake"] == 300  # the two recompiles: 100 + 200 ns
     assert row["advice"].startswith(f"recompiled 2 times at model.py:42 ({reason}): dim 0 of x changed")
     assert "torch._dynamo.mark_dynamic(x, 0)" in row["advice"]
+
+
+#: Dynamo's reasons (first failed guard) for the same recompiles on torch 2.6 and on 2.13/2.15, as recorded there:
+#: a model's argument x resized, its attribute flag set, argument y given a rank, grad mode switched, an int n
+#: changed, x cast to float64, a tensor behind *args resized, a keyword tensor resized, BERT's config read.
+_REASONS_2_6 = (
+    "0/0: tensor 'L['x']' size mismatch at index 0. expected 2, actual 3",
+    "0/1: ___check_obj_id(L['self'].flag, 140676893621216)",
+    "0/3: tensor 'L['y']' rank mismatch. expected 2, actual 3",
+    "0/4: GLOBAL_STATE changed: grad_mode",
+    "1/0: L['n'] == 2",
+    "1/1: tensor 'L['x']' dtype mismatch. expected Float, actual Double",
+    "2/0: tensor 'L['args'][0]' size mismatch at index 0. expected 2, actual 3",
+    "0/0: tensor 'L['kwargs']['input_ids']' size mismatch at index 1. expected 64, actual 48",
+)
+_REASONS_2_13 = (
+    "0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3",
+    "0/1: self.flag is None  # if self.flag is None:  # mp/s3/reasons.py:15 in forward",
+    "0/3: tensor 'y' rank mismatch. expected 2, actual 3",
+    "0/4: GLOBAL_STATE changed: grad_mode",
+    "1/0: n == 2  # def f(x, n): return x * n  # mp/s3/reasons.py:22 in f",
+    "1/1: tensor 'x' dtype mismatch. expected Float, actual Double",
+    "2/0: tensor 'args[0]' size mismatch at index 0. expected 2, actual 3",
+    "0/0: tensor 'kwargs['input_ids']' size mismatch at index 1. expected 64, actual 48",
+    "0/0: self.config.problem_type is None  # if self.config.problem_type is None:  "
+    "# transformers/models/bert/modeling_bert.py:1119 in forward",
+)
+
+
+@pytest.mark.parametrize("reasons", [_REASONS_2_6, _REASONS_2_13], ids=["torch-2.6", "torch-2.13"])
+def test_recompile_advice_fits_the_guard_that_failed_in_either_of_dynamos_spellings(reasons):
+    size, flag, rank, grad, integer, dtype, star_args, keyword, *bert = map(recompile_fix, reasons)
+    assert size.startswith("dim 0 of x changed: torch._dynamo.mark_dynamic(x, 0) before the first call")
+    assert star_args.startswith("dim 0 of args[0] changed: torch._dynamo.mark_dynamic(args[0], 0)")
+    assert keyword.startswith("dim 1 of input_ids changed: torch._dynamo.mark_dynamic(input_ids, 1)")
+    # Only sizes can be marked dynamic: no other guard's advice says so.
+    assert all("mark_dynamic" not in fix for fix in (flag, rank, grad, integer, dtype, *bert))
+    assert flag.startswith("a Python value the compiled code reads changed between calls: ")
+    assert "self.flag" in flag and "set it before the first call and keep it" in flag
+    assert rank.startswith("y changed its number of dimensions")
+    assert grad.startswith("torch's global state changed between calls (grad_mode)")
+    assert integer.startswith("the int n") and "torch.compile(dynamic=True)" in integer
+    assert dtype.startswith("x changed dtype (Float to Double)")
+    if bert:  # 2.13+ names the line that read the value
+        assert "(read at reasons.py:15)" in flag
+        assert bert[0].endswith(
+            "`self.config.problem_type is None` (read at modeling_bert.py:1119); each value compiles a graph of its "
+            "own: set it before the first call and keep it (only tensor sizes can be marked dynamic)"
+        )
+
+
+def test_a_python_guards_reason_loses_the_padding_dynamo_aligns_its_comment_with():
+    dynamo = "0/1: self.flag is None" + " " * 40 + "# if self.flag is None:  # m/model.py:15 in forward\n0/0: ..."
+    assert _first_reason(dynamo) == "0/1: self.flag is None  # if self.flag is None:  # m/model.py:15 in forward"
 
 
 def test_chrome_trace_draws_kernel_calls_with_what_they_fused_and_compile_events():

@@ -276,8 +276,9 @@ def _then(lines: tuple, users: tuple) -> tuple:
 
 
 def _first_reason(reason: str) -> str:
-    """Dynamo lists every failed guard, one per line ("0/0: tensor 'x' size mismatch ..."): keep the first."""
-    return reason.strip().splitlines()[0].strip() if reason.strip() else ""
+    """Dynamo lists every failed guard, one per line ("0/0: tensor 'x' size mismatch ..."): keep the first, without
+    the padding that aligns a Python guard's source comment ("self.flag is None      # if self.flag ...")."""
+    return re.sub(r"\s{3,}", "  ", reason.strip().splitlines()[0].strip()) if reason.strip() else ""
 
 
 def _phases(m) -> dict:

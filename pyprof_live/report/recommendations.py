@@ -45,6 +45,7 @@ from ..records import NO_LINK, TORCH_LINE, TensorMeta
 from ..render.cells import params_text
 from ..render.units import duration
 from .columns import SUMMARY
+from .recompile_advice import recompile_fix
 from .view import View
 
 COLUMNS = ("rule", "at_stake", "share%", "kernel%", "advice", "where")
@@ -493,21 +494,7 @@ def amp_casts(ctx: Context):
     return ctx.row("amp-casts", at_stake, advice, _grouped(pairs))
 
 
-_SIZE_GUARD = re.compile(r"tensor '([^']+)' size mismatch at index (\d+)")
 _RESUME_FRAME = "torch_dynamo_resume_in_"
-
-
-def _recompile_fix(reason: str) -> str:
-    """What to do about the guard that failed, from Dynamo's reason text."""
-    size = _SIZE_GUARD.search(reason)
-    if size:
-        name, dim = size.group(1), size.group(2)
-        tensor = re.sub(r"^L\['(.*)'\]$", r"\1", name)
-        return (
-            f"dim {dim} of {tensor} changed: torch._dynamo.mark_dynamic({tensor}, {dim}) before the first call "
-            "(or torch.compile(dynamic=True)) compiles one graph for all sizes"
-        )
-    return "keep what the guard checks the same from call to call, or mark it dynamic"
 
 
 def recompiles(ctx: Context):
@@ -529,7 +516,7 @@ def recompiles(ctx: Context):
     advice = (
         f"recompiled {len(events)} time{'s' if len(events) > 1 else ''} at {where or name or '?'}"
         + (f" ({reason})" if reason else "")
-        + f": {_recompile_fix(reason)}"
+        + f": {recompile_fix(reason)}"
     )
     return ctx.row("recompiles", sum(ns for _, ns in pairs), advice, _grouped(pairs))
 
