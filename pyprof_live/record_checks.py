@@ -74,7 +74,7 @@ def describe(value) -> str:
 
 
 def _field_kinds(cls) -> dict:
-    """Field name -> annotated type name ("int", "str", "tuple", "dict") of a record class."""
+    """Field name -> annotated type name ("int", "str", "bool", "tuple", "dict") of a record class."""
     return {f.name: f.type for f in dataclasses.fields(cls)}
 
 
@@ -152,6 +152,8 @@ def _column_problem(name: str, items: list, field: str, kind: str) -> Problem | 
                 if not _json_value(value, 0):
                     return Problem(name, index, field, value, "an object of JSON values")
         return problem
+    if kind == "bool":
+        return _first(name, column, field, "a boolean", lambda v: v.__class__ is not bool, {bool})
     if kind != "tuple":
         return None  # a field type added later, without a rule here yet
     problem = _first(name, column, field, "a tuple", lambda v: v.__class__ is not tuple, {tuple})

@@ -229,6 +229,9 @@ class CompileRecord:
     #: ns spent per compiler phase, where the compiler says: {"dynamo": ns, "aot": ns, "inductor": ns}
     phases: dict = field(default_factory=dict)
     cache: str = ""  # what compile caches gave: "fx graph hit 2", "fx graph miss 2, aot autograd hit 1"
+    #: A frame compiled on its own because the frame calling it broke its graph there (without the break Dynamo
+    #: inlines the call): the function a break left out of the graph, or the rest of the broken frame.
+    after_break: bool = False
     tid: int = 0
     pid: int = 0
 

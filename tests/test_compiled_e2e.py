@@ -511,6 +511,36 @@ def _line_below() -> str:
     return f"test_compiled_e2e.py:{inspect.currentframe().f_back.f_lineno + 1}"
 
 
+def _breaks_inside(x):
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y
+
+
+def _calls_what_breaks(x):
+    return _breaks_inside(x * 2)
+
+
+def test_a_call_a_graph_broke_at_is_compiled_on_its_own_and_counted_at_stake():
+    """A break inside a nested call (a Hugging Face model's logging call) leaves that call out of its caller's graph:
+    Dynamo compiles it as a frame of its own, which is what the break costs to compile, resumed frame or not."""
+    torch._dynamo.reset()
+    compiled = torch.compile(_calls_what_breaks, backend="eager")
+    with pyprof_live.profile() as p:
+        compiled(torch.randn(4))
+    break_at = inspect.getsourcelines(_breaks_inside)[1] + 2
+    split_off = [c for c in p.records.compiles if c.after_break]
+    assert [c.name for c in split_off] == ["_breaks_inside", f"torch_dynamo_resume_in__breaks_inside_at_{break_at}"]
+    assert not [c for c in p.records.compiles if c.name == "_calls_what_breaks" and c.after_break]
+    (row,) = [r for r in p.recommendations().rows if r["rule"] == "graph-breaks"]
+    assert row["at_stake"] == sum(c.end - c.start for c in split_off)
+    # Logged once in each frame it broke (the caller's, then the callee's): one item at the break's line.
+    break_line = f"test_compiled_e2e.py:{break_at}"
+    assert row["advice"].startswith(f"2 graph breaks, first at {break_line} <- ")
+    (item,) = row["items"]
+    assert item[0].startswith(f"{break_line} <- ") and item[0].endswith(" x2")
+
+
 def test_a_graph_break_in_torchs_own_code_names_the_users_call_and_is_not_theirs_to_remove():
     """torch.compile(optimizer.step) breaks inside torch.optim on purpose: the break's line is torch's, shown with its
     path in torch, then the user's call that reached it; the advice says there is nothing in their code to remove."""

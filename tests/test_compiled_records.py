@@ -197,6 +197,30 @@ def test_a_users_graph_break_is_named_before_torchs_own_and_torchs_alone_are_not
     )
 
 
+def test_the_frames_a_nested_break_splits_off_are_what_it_costs_and_one_line_is_one_item(tmp_path):
+    """A Hugging Face model's logging call breaks the graph of every frame it is nested in (Dynamo logs it once per
+    frame, with that frame's callers); each callee is then compiled on its own (after_break), and none resumes: the
+    rule once counted resumed frames only, found 0 ns at stake and said nothing."""
+    lines = [("modeling_utils.py:4824", *callers) for callers in (("t.py:9",), ("generic.py:1081", "t.py:9"))]
+    breaks = [CompileRecord("graph_break", 5, 5, callsite=line, reason="logging.Logger method") for line in lines * 2]
+    frames = [
+        CompileRecord("compile", 10, 110, compile_id="0/0", name="wrapper", callsite=("generic.py:1075", "t.py:9")),
+        CompileRecord("compile", 120, 420, compile_id="1/0", name="forward", after_break=True),
+        CompileRecord("compile", 430, 530, compile_id="2/0", name="loss_function", after_break=True),
+    ]
+    ranges = [RangeRecord("step 0", 0, 1000, kind="step")]
+    p = Profile(ops=[OpRecord("aten::add", 0, 1000, tid=1)], ranges=ranges, compiles=[*frames, *breaks], meta={})
+    (row,) = [r for r in p.recommendations().rows if r["rule"] == "graph-breaks"]
+    assert row["at_stake"] == 400  # forward 300 + loss_function 100 ns; not wrapper, the frame the user compiled
+    assert row["advice"].startswith("4 graph breaks, first at modeling_utils.py:4824 <- t.py:9 (logging.Logger method)")
+    assert row["items"] == [("modeling_utils.py:4824 <- t.py:9: logging.Logger method x4", 400)]
+    assert "3 frame compiles, 2 split off by graph breaks, 4 graph breaks;" in p.compiles().notes[0]
+    reasons = [r["reason"] for r in p.compiles().rows if r["event"] == "compile"]
+    assert reasons == [None, *["split off by a graph break: the frame calling it broke its graph there"] * 2]
+    p.save(tmp_path / "b.pyprof.gz")
+    assert [c.after_break for c in load(tmp_path / "b.pyprof.gz").records.compiles] == [False, True, True] + [False] * 4
+
+
 def test_a_line_of_torchs_own_code_is_shown_with_its_path_in_torch():
     import os
 

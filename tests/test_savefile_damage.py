@@ -8,7 +8,7 @@ import pytest
 
 import pyprof_live
 from pyprof_live.profile import Profile
-from pyprof_live.records import KernelRecord, OpRecord, TensorMeta
+from pyprof_live.records import CompileRecord, KernelRecord, OpRecord, TensorMeta
 
 
 def _profile() -> Profile:
@@ -146,3 +146,19 @@ def test_an_undamaged_file_loads_every_record_as_saved(tmp_path):
     assert loaded.records.ops == saved.records.ops and loaded.records.kernels == saved.records.kernels
     assert loaded.records.ops[0].inputs == (TensorMeta((8, 16), "float32"), 1)
     assert loaded.records.kernels[0].grid == (4, 1, 1)
+
+
+def test_a_compile_events_flag_that_is_not_a_boolean_is_refused(tmp_path):
+    path = tmp_path / "compiled.pplive"
+    compiles = [CompileRecord("compile", 0, 10, compile_id="1/0", name="forward", after_break=True)]
+    Profile(ops=[OpRecord("aten::add", 0, 10)], compiles=compiles, meta={"source": "test"}).save(path)
+    assert pyprof_live.load(path).records.compiles == compiles
+    document = json.loads(gzip.decompress(path.read_bytes()))
+    table = document["records"]["compiles"]
+    table["rows"][0][table["fields"].index("after_break")] = "yes"
+    damaged = _write(tmp_path, document)
+    with pytest.raises(pyprof_live.ProfileFormatError) as info:
+        pyprof_live.load(damaged)
+    assert (
+        str(info.value) == f"{damaged}: saved profile is damaged (compiles.after_break: values must be bool, not str)"
+    )

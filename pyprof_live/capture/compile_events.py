@@ -18,9 +18,11 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import sys
 import threading
 import time
 import weakref
+from types import FrameType
 from typing import Any
 
 from .. import torch_compat
@@ -136,9 +138,9 @@ class CompileEvents:
         self._pause = _weak(pause)
         self._resume = _weak(resume)
         self.stack_depth = stack_depth  # user lines kept per event
-        self.compiles: list = []  # (trigger, compile id, start, end, tid, user lines)
+        self.compiles: list = []  # (trigger, compile id, start, end, tid, user lines, inside compiled code)
         self.breaks: list = []  # (time, compile id, ("model.py:12", user lines...), reason)
-        self._open: dict = {}  # thread -> (trigger, compile id, start, user lines)
+        self._open: dict = {}  # thread -> (trigger, compile id, start, user lines, inside compiled code)
         self._since_us = 0
         self._callbacks: Any = None  # Dynamo's callback handler while installed
         self._logger: logging.Logger | None = None
@@ -199,6 +201,7 @@ class CompileEvents:
             str(compile_id or torch_compat.current_compile_id()),
             _now(),
             callsite.user_lines(self.stack_depth),
+            _inside_compiled_code(),
         )
         self.pause()
 
@@ -208,8 +211,8 @@ class CompileEvents:
         tid = threading.get_ident()
         opened = self._open.pop(tid, None)
         if opened is not None:
-            trigger, compile_id, start, users = opened
-            self.compiles.append((trigger, compile_id, start, end, tid, users))
+            trigger, compile_id, start, users, nested = opened
+            self.compiles.append((trigger, compile_id, start, end, tid, users, nested))
 
     def records(self, graphs) -> list[CompileRecord]:
         """The compile events so far, with Dynamo's metrics; ``graphs``: compile id -> [GraphInfo]."""
@@ -217,7 +220,7 @@ class CompileEvents:
             return []  # most stops: nothing compiled, Dynamo's metrics need no walk
         metrics = _metrics_since(self._since_us)
         records = []
-        for trigger, compile_id, start, end, tid, users in self.compiles:
+        for trigger, compile_id, start, end, tid, users, nested in self.compiles:
             backward = trigger == "backward"
             m = metrics.get((compile_id, not backward)) or (metrics.get((compile_id, True)) if backward else None)
             mine = [g for g in graphs.get(compile_id, ()) if g.backward == backward]
@@ -236,6 +239,7 @@ class CompileEvents:
                     kernels=sum(g.kernels for g in mine),
                     phases=_phases(m),
                     cache=_cache_text(m),
+                    after_break=nested and not backward,
                     tid=tid,
                 )
             )
@@ -248,6 +252,22 @@ class CompileEvents:
         self.compiles.clear()
         self.breaks.clear()
         return records
+
+
+#: What Dynamo's rewritten bytecode of a frame calls: its graph (``__compiled_fn_3``) and, after a graph break, the
+#: function resuming the frame (``__resume_at_30_4``). Same names in 2.6, 2.13 and 2.15.
+_DYNAMO_CALLS = ("__compiled_fn", "__resume_at")
+
+
+def _inside_compiled_code() -> bool:
+    """Is a frame on the stack running Dynamo's rewrite of a frame? A frame compiling inside one is a call that the
+    outer frame's graph broke at: without the break, Dynamo would have inlined it, and not compiled it on its own."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if any(name.startswith(_DYNAMO_CALLS) for name in frame.f_code.co_names):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _trigger(args) -> str:

@@ -19,7 +19,8 @@ far-from-sol    kernels, shapes, GPU peak figures  ops with >= 2% of kernel time
 amp-casts       dtypes                             fp32 <-> 16-bit casts inside other ops (autocast)
 recompiles      torch.compile events               Dynamo recompiled a function (time at stake: the recompiles)
 graph-breaks    torch.compile events               Dynamo broke a graph (time at stake: compiling the frames the
-                                                   breaks created)
+                                                   breaks split off: the rest of a broken frame, the call it
+                                                   broke at)
 
 A finding is listed when its time at stake is at least MIN_SHARE (1%) of the step time, or of the
 kernel time for the rules about kernels (fp32-matmul, tc-alignment, far-from-sol).
@@ -525,12 +526,17 @@ def graph_breaks(ctx: Context):
     breaks = [c for c in ctx.records.compiles if c.kind == "graph_break"]
     if not breaks:
         return None
-    resumed = sum(c.end - c.start for c in ctx.records.compiles if c.name.startswith(_RESUME_FRAME))
-    lines: defaultdict[tuple, int] = defaultdict(int)
+    # Compiling the frames the breaks split off: the rest of each broken frame, and each call a frame broke at (a
+    # Hugging Face model's logging call breaks four nested frames, each then compiled on its own, none resumed).
+    split_off = sum(c.end - c.start for c in ctx.records.compiles if c.after_break or c.name.startswith(_RESUME_FRAME))
+    lines: defaultdict[tuple, list] = defaultdict(list)
     for c in breaks:
-        lines[(" <- ".join(c.callsite) or "?", c.reason)] += 1
+        # A break inside nested calls is logged once per frame it unwinds (each with that frame's callers): one item,
+        # at the break's own line, shown with the first one's callers.
+        lines[(c.callsite[0] if c.callsite else "?", c.reason)].append(c)
     # The user's own breaks first: one in torch's code (torch.optim's step breaks on purpose) is not theirs to remove.
-    (where, reason), _ = max(lines.items(), key=lambda item: (not item[0][0].startswith(TORCH_LINE), item[1]))
+    (line, reason), events = max(lines.items(), key=lambda item: (not item[0][0].startswith(TORCH_LINE), len(item[1])))
+    where = " <- ".join(events[0].callsite) or line
     how_many = f"{len(breaks)} graph break{'s' if len(breaks) > 1 else ''}"
     if where.startswith(TORCH_LINE):
         advice = (
@@ -543,8 +549,11 @@ def graph_breaks(ctx: Context):
             "eagerly; remove the cause (print, .item(), data-dependent Python control flow, unsupported calls) or "
             "move it out of the compiled function"
         )
-    items = [(f"{line}: {why} x{count}", resumed * count / len(breaks)) for (line, why), count in lines.items()]
-    return ctx.row("graph-breaks", resumed, advice, items)
+    items = [
+        (f"{' <- '.join(seen[0].callsite) or '?'}: {why} x{len(seen)}", split_off * len(seen) / len(breaks))
+        for (_, why), seen in lines.items()
+    ]
+    return ctx.row("graph-breaks", split_off, advice, items)
 
 
 RULES = (

@@ -580,6 +580,8 @@ def _overview_notes(profile) -> list:
 # -- torch.compile ---------------------------------------------------------------------------------
 
 _COMPILE_PHASES = ("dynamo", "aot", "inductor")
+#: The reason of a frame compiled on its own because its caller's graph broke (CompileRecord.after_break).
+_SPLIT_OFF = "split off by a graph break: the frame calling it broke its graph there"
 
 
 @paused_gc()
@@ -597,7 +599,7 @@ def compile_summary(profile) -> View:
             "graphs": c.graphs if c.kind != "graph_break" else None,
             "kernels": c.kernels if c.kind != "graph_break" else None,
             "cache": c.cache or None,
-            "reason": c.reason or None,
+            "reason": c.reason or (_SPLIT_OFF if c.after_break else None),
         }
         row.update({phase: c.phases.get(phase) for phase in _COMPILE_PHASES})
         rows.append(row)
@@ -625,6 +627,9 @@ def compile_note(profile) -> str:
     parts = [f"{kinds['compile'] + kinds['recompile']} frame compiles"]
     if kinds["recompile"]:
         parts.append(f"{kinds['recompile']} of them recompiles")
+    split_off = sum(c.after_break for c in compiles)
+    if split_off:
+        parts.append(f"{split_off} split off by graph breaks")
     if kinds["backward"]:
         parts.append(f"{kinds['backward']} backward graphs")
     if kinds["graph_break"]:

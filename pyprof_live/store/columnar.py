@@ -56,6 +56,8 @@ def _arrow_type(name: str, annotation: str) -> pa.DataType:
         return pa.int64()
     if annotation == "float":
         return pa.float64()
+    if annotation == "bool":
+        return pa.bool_()
     return pa.string()  # str, and JSON text for argument values and any other structured field
 
 
@@ -72,7 +74,7 @@ def _contract() -> tuple[dict, dict]:
             column = field.name if columns.setdefault(field.name, kind) == kind else f"{list_name}_{field.name}"
             columns[column] = kind
             column_of[list_name][field.name] = column
-            if field.type not in ("int", "str", "float") and field.name not in _TEXT_LISTS | _INT_LISTS:
+            if field.type not in ("int", "str", "float", "bool") and field.name not in _TEXT_LISTS | _INT_LISTS:
                 _JSON_FIELDS.add(field.name)
     return columns, column_of
 

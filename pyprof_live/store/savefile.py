@@ -34,7 +34,7 @@ _LINK_FIELDS = {"parent", "fwd", "launch", "op"}
 #: Record lists added after format version 1's first files: a file without one holds none of them.
 _ADDED_LATER = {"compiles", "allocs"}
 #: How a record field's annotated type is written by :func:`encode_value` (tuples become lists).
-_JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict}
+_JSON_TYPES = {"int": int, "str": str, "tuple": list, "dict": dict, "bool": bool}
 
 
 def _stored_fields(cls) -> dict:
