@@ -25,7 +25,7 @@ _LOCAL = re.compile(r"L\['([^']+)'\]")
 _KEYWORD = re.compile(r"kwargs\['([^']+)'\]")
 
 
-def source_name(source: str) -> str:
+def _source_name(source: str) -> str:
     """What the user calls the value Dynamo's guard names: ``L['x']`` -> ``x``, ``L['self'].flag`` ->
     ``self.flag``, a keyword argument ``kwargs['input_ids']`` -> ``input_ids``."""
     name = _LOCAL.sub(r"\1", source)
@@ -39,7 +39,7 @@ def recompile_fix(reason: str) -> str:
     guard = reason.split(": ", 1)[1] if re.match(r"\d+/\d+: ", reason) else reason
     tensor = _TENSOR.search(guard)
     if tensor:
-        return _tensor_fix(source_name(tensor.group("name")), tensor)
+        return _tensor_fix(_source_name(tensor.group("name")), tensor)
     state = _GLOBAL_STATE.match(guard)
     if state:
         return (
@@ -53,11 +53,11 @@ def recompile_fix(reason: str) -> str:
     value = _INT_VALUE.match(expression)
     if value:
         return (
-            f"the int {source_name(value.group('name'))}{where} changed: Dynamo compiles an int's value into the graph; "
+            f"the int {_source_name(value.group('name'))}{where} changed: Dynamo compiles an int's value into the graph; "
             "torch.compile(dynamic=True), or passing it as a tensor, compiles one graph for all values"
         )
     obj = _OBJECT_ID.match(expression)
-    what = f"the object {source_name(obj.group('name').strip())}" if obj else f"`{source_name(expression)}`"
+    what = f"the object {_source_name(obj.group('name').strip())}" if obj else f"`{_source_name(expression)}`"
     return (
         f"a Python value the compiled code reads changed between calls: {what}{where}; each value compiles a graph "
         "of its own: set it before the first call and keep it (only tensor sizes can be marked dynamic)"
