@@ -332,11 +332,19 @@ def graph_break_logger():
     return _attribute(_module("torch._dynamo.symbolic_convert"), "graph_break_log")
 
 
-def dynamo_never_compile(code) -> None:
+def dynamo_never_compile(code, recursive: bool = False) -> None:
     """Tell Dynamo never to compile ``code`` as a frame of its own (``torch._dynamo.eval_frame.skip_code``:
-    defined there 2.7+, imported there from ``torch._C._dynamo.eval_frame`` in 2.6; 2.6, 2.13, 2.15 checked)."""
+    defined there 2.7+, imported there from ``torch._C._dynamo.eval_frame`` in 2.6; 2.6, 2.13, 2.15 checked);
+    ``recursive``: nor any frame it calls (``set_code_exec_strategy`` with FrameAction.SKIP for the frame and its
+    callees: 2.13, 2.15 checked; ``code`` alone where torch lacks it, as 2.6 does)."""
     from torch._dynamo import eval_frame
 
+    set_strategy = getattr(eval_frame, "set_code_exec_strategy", None)
+    if recursive and set_strategy is not None:
+        from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+        set_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+        return
     skip = getattr(eval_frame, "skip_code", None)
     if skip is not None:
         skip(code)

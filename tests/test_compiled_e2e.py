@@ -12,6 +12,7 @@ import functools
 import gc
 import importlib
 import inspect
+import os
 import statistics
 import warnings
 import weakref
@@ -20,8 +21,9 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 import torch._inductor.metrics as inductor_metrics
+import torch.distributed as dist
 import torch.nn.functional as F
-from torch._dynamo.utils import counters
+from torch._dynamo.utils import counters, get_compilation_metrics
 
 import pyprof_live
 from pyprof_live.analysis.compiled import OpCosts, timed_parents
@@ -560,6 +562,36 @@ def test_a_graph_break_in_torchs_own_code_names_the_users_call_and_is_not_theirs
     (row,) = [r for r in p.recommendations().rows if r["rule"] == "graph-breaks"]
     assert row["advice"].startswith(f"1 graph break, all in torch's own code, first at torch/optim/optimizer.py:{line}")
     assert "nothing in your code to remove" in row["advice"] and "remove the cause" not in row["advice"]
+
+
+def test_a_compiled_ddp_step_records_none_of_its_compiles_ops_and_none_of_pyprof_lives_code_is_compiled(tmp_path):
+    """torch compiles a DDP model (DDPOptimizer) without taking the dispatch modes off (2.13): the op hook recorded
+    the compile's fake-tensor ops as the user's (1158 prim::device, 298 empty in two steps of this model, its
+    compile time as their host time). And DDP breaks the graph before calling the model, so the module hooks run
+    inside the compiled call, where Dynamo compiled pyprof_live's own code naming a module (with two graph
+    breaks in it, in the user's report)."""
+    torch._dynamo.reset()
+    dist.init_process_group("gloo", init_method=(tmp_path / "store").as_uri(), rank=0, world_size=1)
+    try:
+        torch.manual_seed(0)
+        compiled = torch.compile(torch.nn.parallel.DistributedDataParallel(GPT(**GPT_CONFIG)))
+        tokens, targets = gpt_batch(1)
+        with pyprof_live.profile() as p:
+            for _ in range(2):
+                compiled(tokens, targets).backward()
+                p.step()
+    finally:
+        dist.destroy_process_group()
+    compiled_files = {m.co_filename for m in get_compilation_metrics() if m.co_filename}
+    assert "compiled_models.py" in {os.path.basename(f) for f in compiled_files}  # the model was compiled...
+    ours = os.path.dirname(pyprof_live.__file__)
+    assert not [f for f in compiled_files if f.startswith(ours)]  # ...and none of pyprof_live's code
+    steps = [r for r in p.records.ranges if r.kind == "step"]
+    for step in steps:
+        names = {op.name for op in p.records.ops if op.kind == "op" and step.start <= op.start < step.end}
+        assert "prim::device" not in names
+        # The hook is back after each compile: both steps record the graphs' extern calls and DDP's allreduce.
+        assert {"aten::addmm", "aten::mm", "c10d::allreduce_"} <= names
 
 
 def test_a_dynamic_graph_gives_each_call_its_own_flops():

@@ -824,10 +824,11 @@ def _user_frame():
 _user_files: dict = {}
 
 
-def never_compiled(functions) -> None:
-    """Tell Dynamo never to compile these as frames of their own: the profile's hooks run inside a
-    compiled module's call (its own forward hooks) and would otherwise each cost a compile attempt."""
+def never_compiled(functions, recursive: bool = False) -> None:
+    """Tell Dynamo never to compile these as frames of their own (``recursive``: nor what they call): the profile's
+    hooks run inside a compiled module's call (its own forward hooks, and every hook where a graph broke) and would
+    otherwise each cost a compile attempt, shown to the user as compiles and graph breaks of pyprof_live's code."""
     for function in functions:
         code = getattr(getattr(function, "__func__", function), "__code__", None)
         if code is not None:
-            torch_compat.dynamo_never_compile(code)
+            torch_compat.dynamo_never_compile(code, recursive)

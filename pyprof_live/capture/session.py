@@ -124,6 +124,7 @@ class CaptureSession:
         self._unbuilt: tuple | None = None
         self._completing = threading.Lock()
         self._frame_cache: dict = {}
+        self._off_for_compile: set = set()  # threads whose op hook is off their mode stack while torch compiles
 
     @property
     def records(self) -> Records:
@@ -169,14 +170,11 @@ class CaptureSession:
             self._compiled.install()
             if not torch_compat.compiled_code_runs_compiled_under_the_op_hook():
                 self._note_compiled_code_runs_eagerly(dynamo_used)
-            compiled.never_compiled(
-                (
-                    OpRecorder.__torch_dispatch__,
-                    self._module_names._enter,
-                    self._module_names._exit,
-                    *self._scopes.hook_functions(),
-                )
-            )
+            # The op hook and a Function's wrapper run the user's code inside them: only they are skipped.
+            compiled.never_compiled((OpRecorder.__torch_dispatch__, *self._scopes.hook_functions()))
+            # The module hooks run none: neither they nor what they call is ever compiled (naming a module first
+            # seen walks nn.Module.named_modules, which Dynamo compiled, breaking twice, inside a compiled DDP step).
+            compiled.never_compiled((self._module_names._enter, self._module_names._exit), recursive=True)
             dispatch_cost_ns()  # calibrated once, after Dynamo was imported and before any op is recorded
             if self._gpu is not None:
                 self._gpu.start()
@@ -405,6 +403,13 @@ class CaptureSession:
         graph nor guards on them (the graphs and guards are those of a run without the profile)."""
         self._module_names.suspend()
         self._scopes.suspend()
+        # torch compiles with the dispatch modes off (ignore_compile_internals), except where it forgets to: its
+        # DDP path (DDPOptimizer, 2.13) traces with the op hook on, which recorded the compile's fake-tensor ops
+        # (1158 prim::device, 298 empty in a compiled DDP GPT's first step) as the user's. Off this thread's stack
+        # while compiling, as torch would have had it.
+        if self._recorder is not None and torch_compat.current_dispatch_mode() is self._recorder:
+            torch_compat.pop_dispatch_mode()
+            self._off_for_compile.add(threading.get_ident())
 
     def _note_compiled_code_runs_eagerly(self, dynamo_used: bool) -> None:
         """torch 2.6-2.9: torch.compile'd code runs eagerly under the profile (torch_compat.profiling_compile_config
@@ -424,6 +429,11 @@ class CaptureSession:
             warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=4)
 
     def _resume_hooks(self) -> None:
+        here = threading.get_ident()
+        if here in self._off_for_compile:
+            self._off_for_compile.discard(here)
+            if self._recorder is not None:
+                torch_compat.push_dispatch_mode(self._recorder)
         if self.active:
             self._module_names.resume()
             self._scopes.resume()
