@@ -70,3 +70,37 @@ def test_every_kernel_call_has_fused_ops_flops_modules_and_lines(name, root):
         copies = [fused for _, _, _, fused in calls if {n for n, _, _, _ in fused} == {"aten::copy"}]
         at = {module for fused in copies for _, _, module, _ in fused}
         assert "ResNet.conv1" in at and all(module.endswith(("conv1", "conv2", "downsample.0")) for module in at), at
+
+
+def test_frozen_inference_counts_every_kernel_and_every_onednn_and_mkl_call():
+    """torch._inductor.config.freezing, PyTorch's advice for CPU inference: ResNet-18's convolutions run as oneDNN
+    calls with the batch norm folded in and the relu (and residual add) fused, its linear as MKL's, and kernels put
+    the inputs in channels-last for them. The calls had no formula (no flops for any convolution) and the first
+    copy kernel no fused op."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = real_models.build("resnet18").model.eval()
+    compiled = torch.compile(model)
+    image = torch.randn(real_models.IMAGE)
+    with warnings.catch_warnings(), torch._inductor.config.patch(freezing=True), torch.no_grad():
+        warnings.simplefilter("ignore")
+        with pyprof_live.profile() as p:
+            for _ in range(2):
+                compiled(image)
+                p.step()
+    ops = p.records.ops
+    p.correlation
+    costs = OpCosts(ops)
+    externs = {op.name for op in ops if op.kind == "op" and op.graph}
+    assert externs == {"mkldnn::_convolution_pointwise", "mkldnn::_convolution_pointwise_", "mkl::_mkl_linear"}
+    assert all(costs(i).flops for i, op in enumerate(ops) if op.kind == "op" and op.graph)
+    calls = [i for i, op in enumerate(ops) if op.kind == COMPILED]
+    assert calls
+    for i in calls:
+        fused = [ops[j] for j in costs.fused[i]]
+        assert fused and costs(i).flops is not None, (ops[i].name, fused)
+        assert all(f.module == "ResNet" or f.module.startswith("ResNet.") for f in fused), ops[i].name
+    # the image copied into channels-last for the first convolution, at the module Inductor's fused node keeps (the
+    # relu's: a pattern's replacement takes the meta of the last node it matched)
+    first = [ops[j] for j in costs.fused[calls[0]]]
+    assert [(f.name, f.module, f.inputs[0].shape) for f in first] == [("aten::copy", "ResNet.relu", (2, 3, 32, 32))]

@@ -104,3 +104,54 @@ def test_functionalized_writes_into_views_copy_self_and_read_src():
 def test_functional_copy_reads_src_and_writes_a_tensor_like_self():
     # copy((4, 6) float64, (6,) float32): src 24 bytes read, broadcast into 24 float64 written (192); self not read.
     assert cost_of(torch.ops.aten.copy, torch.randn(4, 6, dtype=torch.float64), torch.randn(6)) == Cost(0, 216, "")
+
+
+def _f32(*shape):
+    return TensorMeta(shape, "float32")
+
+
+def test_a_frozen_convolution_counts_the_convolution_and_the_ops_fused_after_it():
+    """torch._inductor.config.freezing fuses a convolution with what follows it into one oneDNN call (recorded
+    shapes of a compiled ResNet-18's first convolution and of a residual block's second one)."""
+    conv_relu = OpRecord(
+        "mkldnn::_convolution_pointwise",
+        0,
+        1,
+        inputs=(_f32(2, 3, 32, 32), _f32(64, 3, 7, 7), _f32(64), (3, 3), (2, 2), (1, 1), 1, "relu", (None,), ""),
+        outputs=(_f32(2, 64, 16, 16),),
+    )
+    # 2 * 32768 outputs * 147 (3 * 7 * 7) = 9,633,792, + relu 1 per output = 9,666,560 flops.
+    # Reads 4 * (6144 + 9408 + 64) = 62,464 bytes, writes 4 * 32768 = 131,072.
+    assert evaluate(conv_relu) == Cost(9_666_560, 193_536, "")
+    add_relu = OpRecord(
+        "mkldnn::_convolution_pointwise_",
+        0,
+        1,
+        overload="binary",
+        inputs=(_f32(2, 64, 8, 8), _f32(2, 64, 8, 8), _f32(64, 64, 3, 3), _f32(64), (1, 1), (1, 1), (1, 1), 1)
+        + ("add", 1.0, "relu", (None,), ""),
+        outputs=(_f32(2, 64, 8, 8),),
+    )
+    # in place into the residual (other, first): 2 * 8192 * 576 = 9,437,184, + add 1 and relu 1 per output = 9,453,568.
+    # Reads x 32768 + weight 147,456 + bias 256 + residual 32768 = 213,248 bytes, writes 32768.
+    assert evaluate(add_relu) == Cost(9_453_568, 246_016, "")
+    # the same call's arguments read as the unary form: its groups position holds a list, so no figure
+    assert evaluate(OpRecord("mkldnn::_convolution_pointwise", 0, 1, inputs=add_relu.inputs)).flops is None
+
+
+def test_a_frozen_linear_counts_the_gemm_from_the_weight_it_was_packed_from():
+    # mkl::_mkl_linear(X, MKL_W, ORI_W, B, batch): MKL's packed buffer (1786913 floats) is read, the GEMM's shape is
+    # ORI_W's: 2 * 64 * 256 * 1024 = 33,554,432 flops. Reads 4 * (16384 + 1786913) = 7,213,188, writes 4 * 65536.
+    mkl = OpRecord(
+        "mkl::_mkl_linear",
+        0,
+        1,
+        inputs=(_f32(64, 256), _f32(1786913, 1), _f32(1024, 256), None, 64),
+        outputs=(_f32(64, 1024),),
+    )
+    assert evaluate(mkl) == Cost(33_554_432, 7_475_332, "")
+    # oneDNN's, with a tanh gelu fused: 2 * 8 * 16 * 32 = 8192, + (T + 8) per output for 256 outputs.
+    gelu = OpRecord("mkldnn::_linear_pointwise", 0, 1, inputs=(_f32(8, 16), _f32(32, 16), None, "gelu", (), "tanh"))
+    assert evaluate(gelu).flops == 8192 + (T + 8) * 256
+    unknown = OpRecord("mkldnn::_linear_pointwise", 0, 1, inputs=(_f32(8, 16), _f32(32, 16), None, "mish", (), ""))
+    assert evaluate(unknown).reason.endswith("no formula for the fused 'mish'")

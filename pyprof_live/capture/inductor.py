@@ -333,15 +333,28 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
 
 
 def _input_copies(nodes: list, stack_depth: int) -> tuple:
-    """A kernel Inductor generated from graph inputs alone (``cpp_fused_0`` from ``primals_1, primals_3``: no op)
-    copies them, into the layout or alignment an op needs (a convolution's inputs into channels-last): one
-    ``aten::copy`` per input, at the module and line of the first op that uses it."""
-    if not nodes or any(node.op != "placeholder" for node in nodes):
+    """A kernel Inductor generated from no ATen op copies tensors into the layout or alignment an op needs: the graph
+    inputs it was made from (``cpp_fused_0`` from ``primals_1, primals_3``: a convolution's inputs into
+    channels-last), or the inputs of the pattern-matched op it was made for (with freezing, a convolution and relu
+    fused into one oneDNN call made ``cpp_fused_relu_0``, which puts that call's input in channels-last; its frozen
+    weights, graph constants, are packed already). One ``aten::copy`` per tensor, at the module and line of the op
+    using it."""
+    if not nodes:
+        return ()
+    if all(node.op == "placeholder" for node in nodes):
+        copied = [(node, next((u for u in node.users if u.op == "call_function"), None)) for node in nodes]
+    elif all(node.op == "call_function" and not isinstance(node.target, torch_compat.OpOverload) for node in nodes):
+        copied = [
+            (arg, node)
+            for node in nodes
+            for arg in node.args
+            if isinstance(arg, torch.fx.Node) and arg.op != "get_attr" and isinstance(arg.meta.get("val"), torch.Tensor)
+        ]
+    else:
         return ()
     copies = []
-    for node in nodes:
-        value = _meta(node)
-        user = next((u for u in node.users if u.op == "call_function"), None)
+    for tensor, user in copied:
+        value = _meta(tensor)
         copies.append(
             FusedOp(
                 name="aten::copy",

@@ -19,6 +19,7 @@ torch is imported on first use, so importing the formula table stays cheap for f
 from __future__ import annotations
 
 from math import prod
+from typing import NamedTuple
 
 from ..records import TensorMeta, Unknown
 from .opargs import OpArgs
@@ -365,3 +366,123 @@ def _conv_bias_grad(a: OpArgs) -> Work:
     # Sum of grad_output over batch and spatial dims: one add per element.
     grad = a.tensor(0, "grad_output")
     return Work(numel(grad.shape), (grad,), (a.output(0) or TensorMeta(grad.shape[1:2], grad.dtype),))
+
+
+# -- Inductor's CPU GEMMs and convolutions with their epilogues --------------------------------
+# With torch._inductor.config.freezing (PyTorch's advice for CPU inference) Inductor prepacks the weights for
+# oneDNN / MKL and calls one extern per GEMM or convolution, with the pointwise ops after it fused in: ``attr``
+# (unary: relu, gelu, ...) and ``binary_attr`` (add, ...; the ``_`` variant writes into ``other``). Counted as
+# the GEMM or convolution (as torch counts them, bias not counted) plus each fused op's flops per output
+# element, as its eager formula counts them; a prepacked weight is read as recorded (MKL's packed buffer).
+
+#: flops per output element of a fused unary op (oneDNN's attr names), as pointwise.py counts the eager op.
+_UNARY_EPILOGUE = {
+    "none": 0,
+    "relu": 1,
+    "hardtanh": 2,
+    "leaky_relu": 2,
+    "hardsigmoid": 4,
+    "hardswish": 5,
+    "tanh": TRANSCENDENTAL,
+    "sigmoid": TRANSCENDENTAL + 2,
+    "swish": TRANSCENDENTAL + 3,
+    "gelu": TRANSCENDENTAL + 4,
+}
+_BINARY_EPILOGUE = {"add": 1, "sub": 1, "mul": 1, "div": 1}
+
+
+class _Layout(NamedTuple):
+    """Schema positions of a fused op's arguments; the fused ops' as (position, argument name), None: not fused."""
+
+    x: int
+    weight: int
+    bias: int
+    other: int | None = None
+    unary: tuple[int, str] | None = None
+    algorithm: tuple[int, str] | None = None  # gelu's: "tanh" or "none"
+    binary: tuple[int, str] | None = None
+
+
+#: (X, W, B, padding, stride, dilation, groups, attr, scalars, algorithm); .binary: (X, other, W, B, padding,
+#: stride, dilation, groups, binary_attr, alpha, unary_attr, unary_scalars, unary_algorithm), ``other`` first in
+#: the in-place ``_convolution_pointwise_``.
+_CONV_UNARY = _Layout(0, 1, 2, unary=(7, "attr"), algorithm=(9, "algorithm"))
+_CONV_BINARY = _Layout(0, 2, 3, 1, (10, "unary_attr"), (12, "unary_algorithm"), (8, "binary_attr"))
+_CONV_BINARY_INPLACE = _CONV_BINARY._replace(x=1, other=0)
+
+
+def _epilogue_flops(a: OpArgs, layout: _Layout, out: TensorMeta) -> int:
+    per_element = 0
+    if layout.unary is not None:
+        unary = a.value(*layout.unary, None) or "none"
+        if unary not in _UNARY_EPILOGUE:
+            raise FormulaInputError(f"no formula for the fused {unary!r}")
+        per_element = _UNARY_EPILOGUE[unary]
+        if unary == "gelu" and layout.algorithm is not None and a.value(*layout.algorithm, None) == "tanh":
+            per_element += 4  # the tanh form's cubic (pointwise.py's gelu)
+    if layout.binary is not None:
+        binary = a.value(*layout.binary)
+        if binary not in _BINARY_EPILOGUE:
+            raise FormulaInputError(f"no formula for the fused {binary!r}")
+        per_element += _BINARY_EPILOGUE[binary]
+    return per_element * numel(out.shape)
+
+
+def _fused_reads(a: OpArgs, layout: _Layout, x: TensorMeta, weight: TensorMeta) -> tuple:
+    bias = a.opt_tensor(layout.bias, "B")
+    other = a.tensor(layout.other, "other") if layout.other is not None else None
+    return tuple(t for t in (x, weight, bias, other) if t is not None)
+
+
+@builtin("mkldnn::_convolution_pointwise", "mkldnn::_convolution_pointwise_")
+def _mkldnn_convolution(a: OpArgs) -> Work:
+    if a.inplace:
+        layout = _CONV_BINARY_INPLACE
+    else:
+        layout = _CONV_BINARY if a.op.overload == "binary" else _CONV_UNARY
+    x, w = a.tensor(layout.x, "X"), a.tensor(layout.weight, "W")
+    params = layout.bias + 1  # padding, stride, dilation, groups follow the bias
+    groups = a.int(params + 3, "groups")
+    if len(x.shape) != len(w.shape) or len(x.shape) < 3 or w.shape[1] * groups != x.shape[1]:
+        raise FormulaInputError(f"convolution input {x.shape} and weight {w.shape} (groups {groups}) disagree")
+    spatial = len(x.shape) - 2
+    out = a.output(0) or TensorMeta(
+        conv_output_shape(
+            x.shape,
+            w.shape,
+            _conv_param(a, params + 1, "stride", spatial, 1),
+            _conv_param(a, params, "padding", spatial, 0),
+            _conv_param(a, params + 2, "dilation", spatial, 1),
+            False,
+            (0,) * spatial,
+            groups,
+        ),
+        x.dtype,
+    )
+    flops = _torch_counter().conv_flop_count(list(x.shape), list(w.shape), list(out.shape), transposed=False)
+    flops += _epilogue_flops(a, layout, out)
+    return Work(flops, _fused_reads(a, layout, x, w), (out,))
+
+
+#: mkldnn::_linear_pointwise (X, W, B, attr, scalars, algorithm); .binary (X, other, W, B, attr: the binary op).
+_LINEAR_UNARY = _Layout(0, 1, 2, unary=(3, "attr"), algorithm=(5, "algorithm"))
+_LINEAR_BINARY = _Layout(0, 2, 3, other=1, binary=(4, "attr"))
+#: mkl::_mkl_linear (X, MKL_W: the packed weight, ORI_W: the weight it was packed from, B, batch_size): no epilogue.
+_MKL_LINEAR = _Layout(0, 1, 3)
+
+
+@builtin("mkldnn::_linear_pointwise", "mkl::_mkl_linear")
+def _fused_linear(a: OpArgs) -> Work:
+    if a.name == "mkl::_mkl_linear":
+        layout, logical = _MKL_LINEAR, a.tensor(2, "ORI_W")  # the packed buffer's shape is MKL's layout
+    else:
+        layout = _LINEAR_BINARY if a.op.overload == "binary" else _LINEAR_UNARY
+        logical = a.tensor(layout.weight, "W")
+    x, packed = a.tensor(layout.x, "X"), a.tensor(layout.weight, "W")
+    if len(logical.shape) != 2 or not x.shape or x.shape[-1] != logical.shape[1]:
+        raise FormulaInputError(f"linear input {x.shape} and weight {logical.shape} disagree")
+    rows = prod(x.shape[:-1])
+    out = a.output(0) or TensorMeta(x.shape[:-1] + logical.shape[:1], x.dtype)
+    flops = _torch_counter().mm_flop((rows, x.shape[-1]), (x.shape[-1], logical.shape[0]))
+    flops += _epilogue_flops(a, layout, out)
+    return Work(flops, _fused_reads(a, layout, x, packed), (out,))

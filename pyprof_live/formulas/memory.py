@@ -52,9 +52,11 @@ def _copy_from(a: OpArgs) -> Work:
     "aten::squeeze_copy",
     "aten::unsqueeze_copy",
     "aten::_reshape_copy",
+    "prims::inductor_force_stride_order",
 )
 def _clone(a: OpArgs) -> Work:
-    # A full copy: the output has the input's elements (in another shape or layout).
+    # A full copy: the output has the input's elements (in another shape or layout; Inductor's
+    # inductor_force_stride_order(input, stride) puts an extern's result in the strides the graph needs).
     x = a.tensor(0, "self")
     out = a.output(0) or TensorMeta(x.shape, x.dtype)
     return Work(0, (x,), (out,))
