@@ -104,3 +104,27 @@ def test_frozen_inference_counts_every_kernel_and_every_onednn_and_mkl_call():
     # relu's: a pattern's replacement takes the meta of the last node it matched)
     first = [ops[j] for j in costs.fused[calls[0]]]
     assert [(f.name, f.module, f.inputs[0].shape) for f in first] == [("aten::copy", "ResNet.relu", (2, 3, 32, 32))]
+
+
+def test_frozen_bfloat16_inference_of_bert_counts_every_kernel_and_onednn_linear():
+    """Frozen under bfloat16 autocast, BERT's linears run as oneDNN's, and a kernel writes out its classifier's
+    frozen bias in bfloat16 from that constant alone: it had no fused op and no flops."""
+    if real_models.TRANSFORMERS_MISSING:
+        pytest.skip(real_models.TRANSFORMERS_MISSING)
+    torch._dynamo.reset()
+    step = real_models.build("bert")
+    compiled = torch.compile(step.model.eval())
+    inputs = {key: value for key, value in step.kwargs.items() if key != "labels"}
+    with warnings.catch_warnings(), torch._inductor.config.patch(freezing=True), torch.no_grad():
+        warnings.simplefilter("ignore")
+        with torch.autocast("cpu", dtype=torch.bfloat16), pyprof_live.profile() as p:
+            compiled(**inputs)
+    ops = p.records.ops
+    p.correlation
+    costs = OpCosts(ops)
+    assert "mkldnn::_linear_pointwise" in {op.name for op in ops if op.kind == "op" and op.graph}
+    assert all(costs(i).flops for i, op in enumerate(ops) if op.kind == "op" and op.graph)
+    for i in [i for i, op in enumerate(ops) if op.kind == COMPILED]:
+        fused = [ops[j] for j in costs.fused[i]]
+        assert fused and costs(i).flops is not None, (ops[i].name, fused)
+        assert all(f.module.startswith("BertForSequenceClassification") for f in fused), ops[i].name

@@ -334,14 +334,14 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
 
 def _input_copies(nodes: list, stack_depth: int) -> tuple:
     """A kernel Inductor generated from no ATen op copies tensors into the layout or alignment an op needs: the graph
-    inputs it was made from (``cpp_fused_0`` from ``primals_1, primals_3``: a convolution's inputs into
-    channels-last), or the inputs of the pattern-matched op it was made for (with freezing, a convolution and relu
-    fused into one oneDNN call made ``cpp_fused_relu_0``, which puts that call's input in channels-last; its frozen
-    weights, graph constants, are packed already). One ``aten::copy`` per tensor, at the module and line of the op
-    using it."""
+    inputs or constants it was made from (``cpp_fused_0`` from ``primals_1, primals_3``: a convolution's inputs into
+    channels-last; a frozen bfloat16 bias written out for oneDNN's linear), or the inputs of the pattern-matched op it
+    was made for (with freezing, a convolution and relu fused into one oneDNN call made ``cpp_fused_relu_0``, which
+    puts that call's input in channels-last; its frozen weights, graph constants, are packed already). One
+    ``aten::copy`` per tensor, at the module and line of the op using it."""
     if not nodes:
         return ()
-    if all(node.op == "placeholder" for node in nodes):
+    if all(node.op in ("placeholder", "get_attr") for node in nodes):
         copied = [(node, next((u for u in node.users if u.op == "call_function"), None)) for node in nodes]
     elif all(node.op == "call_function" and not isinstance(node.target, torch_compat.OpOverload) for node in nodes):
         copied = [
