@@ -315,6 +315,32 @@ def test_recompile_advice_fits_the_guard_that_failed_in_either_of_dynamos_spelli
         )
 
 
+def test_recompile_advice_for_guards_on_traced_sizes_lengths_and_a_value_with_one_comment():
+    # As torch 2.13 words them (2.6: L['x'], no comment): a dynamic dim that became 1, a list of another length.
+    note = (
+        "(user code shown is first use of this value--the guard itself is not due user code but due to 0/1 "
+        "specialization in the framework; to avoid specialization try torch._dynamo.decorators.mark_unbacked(tensor, dim))"
+    )
+    became_one = f"0/0: 2 <= x.size()[0]  # def f(x): return x.sin() * 2  # mp/s3/reasons2.py:4 in f {note}"
+    assert recompile_fix(became_one) == (
+        "dim 0 of x (read at reasons2.py:4) became 0 or 1, sizes a dynamic dim's graph leaves out (Dynamo specializes "
+        "them): torch._dynamo.mark_unbacked(x, 0) compiles one graph for them too"
+    )
+    assert recompile_fix("0/0: 2 <= L['x'].size()[0]").endswith(
+        "torch._dynamo.mark_unbacked(x, 0) compiles one graph for them too"
+    )
+    assert recompile_fix("0/1: L['x'].size()[1] == 1").startswith(
+        "dim 1 of x changed: torch._dynamo.mark_dynamic(x, 1)"
+    )
+    length = "1/0: len(xs) == 3  # def g(xs): return sum(x * 2 for x in xs)  # mp/s3/reasons2.py:7 in g"
+    assert recompile_fix(length).startswith("the length of xs (read at reasons2.py:7) changed")
+    assert recompile_fix("1/0: len(L['xs']) == 3").startswith("the length of xs changed")
+    # a guard whose source Dynamo cannot show has one comment: the line is still read
+    assert "`self.flag is None` (read at model.py:15)" in recompile_fix(
+        "0/1: self.flag is None  # m/model.py:15 in forward"
+    )
+
+
 def test_a_python_guards_reason_loses_the_padding_dynamo_aligns_its_comment_with():
     dynamo = "0/1: self.flag is None" + " " * 40 + "# if self.flag is None:  # m/model.py:15 in forward\n0/0: ..."
     assert _first_reason(dynamo) == "0/1: self.flag is None  # if self.flag is None:  # m/model.py:15 in forward"

@@ -135,8 +135,9 @@ def test_a_frozen_convolution_counts_the_convolution_and_the_ops_fused_after_it(
     # in place into the residual (other, first): 2 * 8192 * 576 = 9,437,184, + add 1 and relu 1 per output = 9,453,568.
     # Reads x 32768 + weight 147,456 + bias 256 + residual 32768 = 213,248 bytes, writes 32768.
     assert evaluate(add_relu) == Cost(9_453_568, 246_016, "")
-    # the same call's arguments read as the unary form: its groups position holds a list, so no figure
-    assert evaluate(OpRecord("mkldnn::_convolution_pointwise", 0, 1, inputs=add_relu.inputs)).flops is None
+    # a source that records no overload (Kineto): the form is told by the number of arguments, 13 here
+    binary = OpRecord("mkldnn::_convolution_pointwise", 0, 1, inputs=add_relu.inputs, outputs=add_relu.outputs)
+    assert evaluate(binary) == Cost(9_453_568, 246_016, "")
 
 
 def test_a_frozen_linear_counts_the_gemm_from_the_weight_it_was_packed_from():
@@ -153,5 +154,11 @@ def test_a_frozen_linear_counts_the_gemm_from_the_weight_it_was_packed_from():
     # oneDNN's, with a tanh gelu fused: 2 * 8 * 16 * 32 = 8192, + (T + 8) per output for 256 outputs.
     gelu = OpRecord("mkldnn::_linear_pointwise", 0, 1, inputs=(_f32(8, 16), _f32(32, 16), None, "gelu", (), "tanh"))
     assert evaluate(gelu).flops == 8192 + (T + 8) * 256
+    # .binary (X, other, W, B, attr) with no overload recorded (5 arguments): K == N, so the weight check alone
+    # would not tell: 2 * 64 * 256 * 256 = 8,388,608 + add 1 per output (16384) = 8,404,992
+    add = OpRecord(
+        "mkldnn::_linear_pointwise", 0, 1, inputs=(_f32(64, 256), _f32(64, 256), _f32(256, 256), None, "add")
+    )
+    assert evaluate(add).flops == 8_404_992
     unknown = OpRecord("mkldnn::_linear_pointwise", 0, 1, inputs=(_f32(8, 16), _f32(32, 16), None, "mish", (), ""))
     assert evaluate(unknown).reason.endswith("no formula for the fused 'mish'")

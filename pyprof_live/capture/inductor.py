@@ -133,7 +133,7 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
             generated_from = [nodes[n] for n in kernel_nodes.get(key, ()) if n in nodes]
             fused = fused_of[key] = tuple(
                 op for op in (_fused_op(node, stack_depth) for node in generated_from) if op is not None
-            ) or _input_copies(generated_from, stack_depth)
+            ) or _input_copies(generated_from, stack_depth, roles.get(kernel, ()))
         info.sites[line] = CallSite(kernel, handle, fused, roles.get(kernel, ()))
     info.defined = tuple(kernel_names(source))
     info.kernels = len(info.defined)
@@ -332,24 +332,28 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
     )
 
 
-def _input_copies(nodes: list, stack_depth: int) -> tuple:
+def _input_copies(nodes: list, stack_depth: int, roles: tuple) -> tuple:
     """A kernel Inductor generated from no ATen op copies tensors into the layout or alignment an op needs: the graph
     inputs or constants it was made from (``cpp_fused_0`` from ``primals_1, primals_3``: a convolution's inputs into
     channels-last; a frozen bfloat16 bias written out for oneDNN's linear), or the inputs of the pattern-matched op it
     was made for (with freezing, a convolution and relu fused into one oneDNN call made ``cpp_fused_relu_0``, which
     puts that call's input in channels-last; its frozen weights, graph constants, are packed already). One
-    ``aten::copy`` per tensor, at the module and line of the op using it."""
+    ``aten::copy`` per tensor, at the module and line of the op using it. A pattern's replacement is a lowering
+    Inductor binds with functools.partial, unlike a higher-order op's (flex attention's kernel computes); it copies
+    as many of the op's inputs as the kernel reads (``roles``, where known), the first ones (X before the residual)."""
     if not nodes:
         return ()
     if all(node.op in ("placeholder", "get_attr") for node in nodes):
         copied = [(node, next((u for u in node.users if u.op == "call_function"), None)) for node in nodes]
-    elif all(node.op == "call_function" and not isinstance(node.target, torch_compat.OpOverload) for node in nodes):
+    elif all(node.op == "call_function" and isinstance(node.target, functools.partial) for node in nodes):
         copied = [
             (arg, node)
             for node in nodes
             for arg in node.args
             if isinstance(arg, torch.fx.Node) and arg.op != "get_attr" and isinstance(arg.meta.get("val"), torch.Tensor)
         ]
+        reads = sum(role in ("read", "both") for role in roles)
+        copied = copied[:reads] if reads else copied
     else:
         return ()
     copies = []

@@ -199,6 +199,7 @@ class CaptureSession:
         if not self.active:
             raise CaptureError("this profile is not recording (stop() without start())")
         self._check_hook_thread("stop()")
+        self._back_after_compile()
         self._close_step()
         hooks_after_last_op = context.hook_ns if self.recording else 0  # removing the hooks resets it
         try:
@@ -235,6 +236,7 @@ class CaptureSession:
 
     def step(self) -> None:
         """Mark the end of one training iteration; with ``steps=``, only chosen ones are recorded."""
+        self._back_after_compile()
         if self.recording != (self.steps is None or self._step + 1 in self.steps):
             self._check_hook_thread("step()")  # the op hook comes off or goes on: only its thread can
         self._close_step()
@@ -295,6 +297,7 @@ class CaptureSession:
                 remove()
             except Exception as e:  # noqa: PERF203 - every hook must come off
                 error = error or e
+        self._off_for_compile.clear()  # the op hook is off every stack now
         with _start_lock:
             if self in _active:
                 _active.remove(self)
@@ -411,6 +414,16 @@ class CaptureSession:
             torch_compat.pop_dispatch_mode()
             self._off_for_compile.add(threading.get_ident())
 
+    def _back_after_compile(self) -> None:
+        """The op hook back on this thread's stack if a compile took it off. Dynamo tells only the outermost of
+        concurrent compiles' end, on the thread that ends last: a thread whose compile ended earlier gets its hook
+        back at its next step() or stop()."""
+        here = threading.get_ident()
+        if here in self._off_for_compile:
+            self._off_for_compile.discard(here)
+            if self._recorder is not None:
+                torch_compat.push_dispatch_mode(self._recorder)
+
     def _note_compiled_code_runs_eagerly(self, dynamo_used: bool) -> None:
         """torch 2.6-2.9: torch.compile'd code runs eagerly under the profile (torch_compat.profiling_compile_config
         turns Dynamo off while it is installed). ``meta["compiled_code_runs_eagerly"]``; where torch.compile was
@@ -429,11 +442,7 @@ class CaptureSession:
             warnings.warn("pyprof_live: " + message, RuntimeWarning, stacklevel=4)
 
     def _resume_hooks(self) -> None:
-        here = threading.get_ident()
-        if here in self._off_for_compile:
-            self._off_for_compile.discard(here)
-            if self._recorder is not None:
-                torch_compat.push_dispatch_mode(self._recorder)
+        self._back_after_compile()
         if self.active:
             self._module_names.resume()
             self._scopes.resume()

@@ -428,6 +428,11 @@ def _epilogue_flops(a: OpArgs, layout: _Layout, out: TensorMeta) -> int:
     return per_element * numel(out.shape)
 
 
+def _overload(a: OpArgs, binary_by_count: bool) -> str:
+    """The overload the source recorded, else "binary" or "default" as the number of arguments says."""
+    return a.op.overload or ("binary" if binary_by_count else "default")
+
+
 def _fused_reads(a: OpArgs, layout: _Layout, x: TensorMeta, weight: TensorMeta) -> tuple:
     bias = a.opt_tensor(layout.bias, "B")
     other = a.tensor(layout.other, "other") if layout.other is not None else None
@@ -438,8 +443,8 @@ def _fused_reads(a: OpArgs, layout: _Layout, x: TensorMeta, weight: TensorMeta) 
 def _mkldnn_convolution(a: OpArgs) -> Work:
     if a.inplace:
         layout = _CONV_BINARY_INPLACE
-    else:
-        layout = _CONV_BINARY if a.op.overload == "binary" else _CONV_UNARY
+    else:  # a source without overloads (Kineto, nsys): the binary form has 13 arguments, the unary 10
+        layout = _CONV_BINARY if _overload(a, a.has(10, "unary_attr")) == "binary" else _CONV_UNARY
     x, w = a.tensor(layout.x, "X"), a.tensor(layout.weight, "W")
     params = layout.bias + 1  # padding, stride, dilation, groups follow the bias
     groups = a.int(params + 3, "groups")
@@ -476,7 +481,8 @@ def _fused_linear(a: OpArgs) -> Work:
     if a.name == "mkl::_mkl_linear":
         layout, logical = _MKL_LINEAR, a.tensor(2, "ORI_W")  # the packed buffer's shape is MKL's layout
     else:
-        layout = _LINEAR_BINARY if a.op.overload == "binary" else _LINEAR_UNARY
+        # a source without overloads: the binary form has 5 arguments, the unary 6
+        layout = _LINEAR_BINARY if _overload(a, not a.has(5, "algorithm")) == "binary" else _LINEAR_UNARY
         logical = a.tensor(layout.weight, "W")
     x, packed = a.tensor(layout.x, "X"), a.tensor(layout.weight, "W")
     if len(logical.shape) != 2 or not x.shape or x.shape[-1] != logical.shape[1]:

@@ -17,10 +17,22 @@ _TENSOR = re.compile(
     r"(?:\. expected (?P<expected>[^,]+), actual (?P<actual>\S+))?"
 )
 _GLOBAL_STATE = re.compile(r"GLOBAL_STATE changed: (?P<what>.*)")
-#: A Python value's guard with the line that read it (2.13+): "<expression>  # <source>  # <file>:<line> in <fn>".
-_READ_AT = re.compile(r"^(?P<expr>.+?)\s+#.*#\s*(?P<file>\S+?):(?P<line>\d+) in \S+\s*$")
+#: A Python value's guard with the line that read it (2.13+): "<expression>  # <source>  # <file>:<line> in <fn>", or
+#: "<expression>  # <file>:<line> in <fn>" where Dynamo has no source line to show.
+_READ_AT = re.compile(r"^(?P<expr>.+?)\s+#(?:.*#)?\s*(?P<file>[^\s#]+):(?P<line>\d+) in \S+")
+#: A guard on a size Dynamo traced symbolically: "2 <= x.size()[0]" (dynamic, not 0 or 1), "x.size()[0] == 1".
+_SIZE_EXPR = re.compile(r"(?P<name>[\w\[\]'.]+?)\.(?P<what>size|stride)\(\)\[(?P<dim>\d+)\]")
+_LENGTH = re.compile(r"^len\((?P<name>[^)]+)\) == \d+$")
 _INT_VALUE = re.compile(r"^(?P<name>\S+) == -?\d+$")
 _OBJECT_ID = re.compile(r"^___check_obj_id\((?P<name>[^,]+),")
+_SIZE = (
+    "dim {dim} of {name}{where} changed: torch._dynamo.mark_dynamic({name}, {dim}) before the first call "
+    "(or torch.compile(dynamic=True)) compiles one graph for all sizes"
+)
+_STRIDES = (
+    "the strides of {name} changed (a transposed or sliced view, or another memory format): pass it in one layout "
+    "every call (.contiguous())"
+)
 _LOCAL = re.compile(r"L\['([^']+)'\]")
 _KEYWORD = re.compile(r"kwargs\['([^']+)'\]")
 
@@ -50,6 +62,23 @@ def recompile_fix(reason: str) -> str:
     read_at = _READ_AT.match(guard)
     expression = (read_at.group("expr") if read_at else guard).strip()
     where = f" (read at {read_at.group('file').rsplit('/', 1)[-1]}:{read_at.group('line')})" if read_at else ""
+    size = _SIZE_EXPR.search(expression)
+    if size:
+        name, dim = _source_name(size.group("name")), size.group("dim")
+        if size.group("what") == "stride":
+            return _STRIDES.format(name=f"{name}{where}")
+        if re.match(r"\d+ <= ", expression):
+            return (
+                f"dim {dim} of {name}{where} became 0 or 1, sizes a dynamic dim's graph leaves out (Dynamo specializes "
+                f"them): torch._dynamo.mark_unbacked({name}, {dim}) compiles one graph for them too"
+            )
+        return _SIZE.format(name=name, where=where, dim=dim)
+    length = _LENGTH.match(expression)
+    if length:
+        return (
+            f"the length of {_source_name(length.group('name'))}{where} changed: each length compiles a graph of its "
+            "own; keep it the same from call to call"
+        )
     value = _INT_VALUE.match(expression)
     if value:
         return (
@@ -67,15 +96,9 @@ def recompile_fix(reason: str) -> str:
 def _tensor_fix(name: str, guard: re.Match) -> str:
     what, dim = guard.group("what"), guard.group("dim")
     if what == "size" and dim is not None:
-        return (
-            f"dim {dim} of {name} changed: torch._dynamo.mark_dynamic({name}, {dim}) before the first call "
-            "(or torch.compile(dynamic=True)) compiles one graph for all sizes"
-        )
+        return _SIZE.format(name=name, where="", dim=dim)
     if what == "stride":
-        return (
-            f"the strides of {name} changed (a transposed or sliced view, or another memory format): pass it in one "
-            "layout every call (.contiguous())"
-        )
+        return _STRIDES.format(name=name)
     if what == "rank":
         return f"{name} changed its number of dimensions: no graph covers two ranks; give it one rank at every call"
     if what == "dtype":
