@@ -855,3 +855,20 @@ def test_module_paths_and_parameter_names_are_learnt_as_named_parameters_names_t
     assert names.param_names[id(own.inner.weight)] == "NamesItsOwn.weight"
     assert names.param_names[id(own.inner.bias)] == "NamesItsOwn.bias"
     assert names.paths[id(own.inner)] == "NamesItsOwn.inner"
+
+
+def test_the_op_hook_a_compile_took_off_comes_back_at_the_next_step_when_dynamo_ends_it_on_another_thread():
+    """A compile takes the op hook off its thread's mode stack (torch's DDP path leaves dispatch modes on while it
+    traces); Dynamo tells only the outermost of concurrent compiles' end, on the thread that ends last."""
+    with pyprof_live.profile() as p:
+        session = p.session
+        session._pause_hooks()  # Dynamo starts compiling on this thread
+        assert _get_current_dispatch_mode() is not session._recorder
+        ended = threading.Thread(target=session._resume_hooks)  # ...and ends it on another
+        ended.start()
+        ended.join()
+        torch.ones(2).add(1)  # the hook is still off here
+        p.step()
+        torch.ones(2).mul(3)
+    names = {op.name for op in p.records.ops}
+    assert "aten::mul" in names and "aten::add" not in names
