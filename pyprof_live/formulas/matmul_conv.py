@@ -233,10 +233,13 @@ def conv_output_shape(
     return (x[0], channels) + spatial
 
 
-def _conv_inputs(a: OpArgs):
-    """(input, weight, bias, transposed, output TensorMeta) of a forward convolution op."""
-    bias_at, stride_at, padding_at, dilation_at, transposed_at, output_padding_at, groups_at = _CONV_ARGS[a.name]
-    x, w = a.tensor(0, "input"), a.tensor(1, "weight")
+def _conv_inputs(a: OpArgs, positions: tuple | None = None, x_at: int = 0, w_at: int = 1):
+    """(input, weight, bias, transposed, output TensorMeta) of a forward convolution op; ``positions`` as in
+    _CONV_ARGS (default: the op's entry there), the input and weight at ``x_at`` and ``w_at``."""
+    bias_at, stride_at, padding_at, dilation_at, transposed_at, output_padding_at, groups_at = (
+        positions or _CONV_ARGS[a.name]
+    )
+    x, w = a.tensor(x_at, "input"), a.tensor(w_at, "weight")
     if len(x.shape) != len(w.shape) or len(x.shape) < 3:
         if len(x.shape) == len(w.shape) - 1:  # unbatched conv1d/2d/3d: (C, *spatial)
             x = TensorMeta((1,) + x.shape, x.dtype, None)
@@ -428,9 +431,9 @@ def _epilogue_flops(a: OpArgs, layout: _Layout, out: TensorMeta) -> int:
     return per_element * numel(out.shape)
 
 
-def _overload(a: OpArgs, binary_by_count: bool) -> str:
-    """The overload the source recorded, else "binary" or "default" as the number of arguments says."""
-    return a.op.overload or ("binary" if binary_by_count else "default")
+def _binary(a: OpArgs, by_count: bool) -> bool:
+    """The .binary overload, as the source recorded it, or as the number of arguments says where it recorded none."""
+    return a.op.overload == "binary" if a.op.overload else by_count
 
 
 def _fused_reads(a: OpArgs, layout: _Layout, x: TensorMeta, weight: TensorMeta) -> tuple:
@@ -444,26 +447,15 @@ def _mkldnn_convolution(a: OpArgs) -> Work:
     if a.inplace:
         layout = _CONV_BINARY_INPLACE
     else:  # a source without overloads (Kineto, nsys): the binary form has 13 arguments, the unary 10
-        layout = _CONV_BINARY if _overload(a, a.has(10, "unary_attr")) == "binary" else _CONV_UNARY
-    x, w = a.tensor(layout.x, "X"), a.tensor(layout.weight, "W")
-    params = layout.bias + 1  # padding, stride, dilation, groups follow the bias
-    groups = a.int(params + 3, "groups")
-    if len(x.shape) != len(w.shape) or len(x.shape) < 3 or w.shape[1] * groups != x.shape[1]:
+        layout = _CONV_BINARY if _binary(a, a.has(10, "unary_attr")) else _CONV_UNARY
+    # padding, stride, dilation and groups follow the bias: _CONV_ARGS' (bias, stride, padding, dilation, transposed,
+    # output_padding, groups), as mkldnn_convolution's
+    after = layout.bias + 1
+    positions = (layout.bias, after + 1, after, after + 2, None, None, after + 3)
+    x, w, _, _, out = _conv_inputs(a, positions, layout.x, layout.weight)
+    groups = a.int(after + 3, "groups")
+    if w.shape[1] * groups != x.shape[1]:  # arguments read at the wrong places (a form the source did not name)
         raise FormulaInputError(f"convolution input {x.shape} and weight {w.shape} (groups {groups}) disagree")
-    spatial = len(x.shape) - 2
-    out = a.output(0) or TensorMeta(
-        conv_output_shape(
-            x.shape,
-            w.shape,
-            _conv_param(a, params + 1, "stride", spatial, 1),
-            _conv_param(a, params, "padding", spatial, 0),
-            _conv_param(a, params + 2, "dilation", spatial, 1),
-            False,
-            (0,) * spatial,
-            groups,
-        ),
-        x.dtype,
-    )
     flops = _torch_counter().conv_flop_count(list(x.shape), list(w.shape), list(out.shape), transposed=False)
     flops += _epilogue_flops(a, layout, out)
     return Work(flops, _fused_reads(a, layout, x, w), (out,))
@@ -482,7 +474,7 @@ def _fused_linear(a: OpArgs) -> Work:
         layout, logical = _MKL_LINEAR, a.tensor(2, "ORI_W")  # the packed buffer's shape is MKL's layout
     else:
         # a source without overloads: the binary form has 5 arguments, the unary 6
-        layout = _LINEAR_BINARY if _overload(a, not a.has(5, "algorithm")) == "binary" else _LINEAR_UNARY
+        layout = _LINEAR_BINARY if _binary(a, not a.has(5, "algorithm")) else _LINEAR_UNARY
         logical = a.tensor(layout.weight, "W")
     x, packed = a.tensor(layout.x, "X"), a.tensor(layout.weight, "W")
     if len(logical.shape) != 2 or not x.shape or x.shape[-1] != logical.shape[1]:
