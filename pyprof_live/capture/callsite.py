@@ -32,6 +32,8 @@ _GENERATED = ("<frozen", "<eval_with_key>")
 
 _internal_code: dict = {}  # id(code) -> is it torch/pyprof_live/stdlib plumbing?
 _codes: dict = {}  # id(code) -> code, for every code object in _internal_code (keeps the ids unique)
+#: id(code) of generated code the walk keeps (fx_graphs.py): its lines are read through the graph, never shown.
+_graph_code: set = set()
 
 
 def internal_file(filename: str) -> bool:
@@ -43,6 +45,18 @@ def mark_internal(code) -> None:
     """Treat ``code`` as plumbing: the wrapper modules Inductor generates live in its cache directory."""
     _codes[id(code)] = code
     _internal_code[id(code)] = True
+
+
+def keep_as_user_code(code) -> None:
+    """Keep frames of ``code``, an FX graph's generated forward, in call sites: fx_graphs.py reads their lines."""
+    _codes[id(code)] = code
+    _internal_code[id(code)] = False
+    _graph_code.add(id(code))
+
+
+def code_of(code_id: int):
+    """The code object of a captured frame's ``id(code)``."""
+    return _codes[code_id]
 
 
 def _is_internal(code) -> bool:
@@ -95,23 +109,26 @@ def use_native(on: bool) -> None:
 
 def format_frames(frames: tuple, cache: dict) -> tuple:
     """``((id(code), f_lasti), ...)`` -> ``("train.py:52", ...)``, memoised in ``cache`` across a profile
-    (whole call sites and single frames: a training step repeats both)."""
+    (whole call sites and single frames: a training step repeats both). An FX graph's line is left out: what it
+    stands for is its node's (fx_graphs.Attribution)."""
     out = cache.get(frames)
     if out is not None:
         return out
     texts = []
     for key in frames:
+        if key[0] in _graph_code:
+            continue
         text = cache.get(key)
         if text is None:
             code = _codes[key[0]]
-            text = file_line(code.co_filename, _line_at(code, key[1]))
+            text = file_line(code.co_filename, line_at(code, key[1]))
             cache[key] = text
         texts.append(text)
     out = cache[frames] = tuple(texts)
     return out
 
 
-def _line_at(code, offset: int):
+def line_at(code, offset: int):
     """The source line of the instruction at byte ``offset`` (what ``frame.f_lineno`` said then)."""
     for start, end, line in code.co_lines():
         if start <= offset < end:

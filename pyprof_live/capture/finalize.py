@@ -160,6 +160,7 @@ def build_op_records(
     function_numbers=frozenset(),
     resyncs=(),
     dispatch_ns: int = 0,
+    attribute=None,
 ) -> list[OpRecord]:
     """One OpRecord per raw tuple, in the same order; external_id is the id pushed to the GPU backend.
 
@@ -169,6 +170,7 @@ def build_op_records(
     where recording resumed after steps that were not recorded. ``dispatch_ns``: the calibrated cost
     of routing one op into the hook and back (capture/overhead.py), added to each op's ``overhead``,
     with the time the module, scope and Function hooks took since the op before (``R_HOOKS_BEFORE``).
+    ``attribute``: (frames, module) -> (module, call site) where ops ran FX graph code (fx_graphs.Attribution).
     """
     records = []
     numbers = _SequenceNumbers(start_peek, start_tid, last_peek, function_numbers)
@@ -227,6 +229,10 @@ def build_op_records(
             if key is not None:
                 converted[key] = arguments
         inputs, kw, outputs, takes_tensors = arguments
+        if attribute is not None and frames:
+            module, sites = attribute(frames, module)
+        else:
+            sites = format_frames(frames, frame_cache)
         if param:
             module = param.rpartition(".")[0]
         else:
@@ -250,7 +256,7 @@ def build_op_records(
             kw,
             module,
             layers,
-            format_frames(frames, frame_cache),
+            sites,
             "",  # mod
             param,
             op_id,  # external_id

@@ -326,7 +326,7 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
         inputs=inputs,
         outputs=outputs if value is not None else (),
         kwargs=kwargs,
-        module=_module_source(node),
+        module=module_source(node),
         callsite=user_frames(node.meta.get("stack_trace") or "", stack_depth),
         origin=original._schema.name if isinstance(original, torch_compat.OpOverload) else "",
     )
@@ -366,7 +366,7 @@ def _input_copies(nodes: list, stack_depth: int, roles: tuple) -> tuple:
                 inputs=(value, value),
                 outputs=(value,),
                 kwargs=(),
-                module=_module_source(user) if user is not None else "",
+                module=module_source(user) if user is not None else "",
                 callsite=user_frames(user.meta.get("stack_trace") or "", stack_depth) if user is not None else (),
                 origin="",
             )
@@ -397,7 +397,7 @@ def _dim(size):
         return str(size)
 
 
-def _module_source(node) -> str:
+def module_source(node) -> str:
     for key in _MODULE_STACK_KEYS:
         stack = node.meta.get(key)
         if stack:

@@ -13,6 +13,7 @@ import time
 import torch
 
 from .. import torch_compat
+from . import fx_graphs
 from .context import context
 
 _compiling = torch_compat.is_compiling
@@ -25,6 +26,9 @@ class ModuleNames:
     def __init__(self):
         self.paths: dict = {}
         self.param_names: dict = {}
+        #: id(code) -> fx_graphs.GraphCall of each FX graph met in the profile segment, kept after remove() for its
+        #: records (built at their first read); the next segment's start() clears it
+        self.graph_calls: dict = {}
         self._handles: list = []
 
     def install(self) -> None:
@@ -75,6 +79,7 @@ class ModuleNames:
 
     def _learn(self, module, stack) -> str:
         """Name a module seen for the first time, and every module and parameter below it."""
+        parent_path = ""
         if stack:
             parent = stack[-1][0]
             parent_path = self.paths[id(parent)]
@@ -92,6 +97,8 @@ class ModuleNames:
             name = _without_compiled_wrapper(name)
             path = f"{prefix}.{name}" if name else prefix
             self.paths.setdefault(id(child), path)
+            if isinstance(child, _GraphModule):
+                fx_graphs.learn(child, self.paths[id(child)], parent_path, self.paths, self.graph_calls)
             if not own_walk:
                 for key, param in child._parameters.items():
                     if param is not None:
@@ -103,6 +110,7 @@ class ModuleNames:
 
 
 _COMPILED_WRAPPER = torch_compat.COMPILED_MODULE_ATTRIBUTE
+_GraphModule = torch.fx.GraphModule
 #: How nn.Module names its parameters (named_parameters walks _named_members): a class with its own is asked.
 _MODULE_PARAMETER_WALK = (torch.nn.Module.named_parameters, torch.nn.Module._named_members)
 

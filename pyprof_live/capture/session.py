@@ -25,7 +25,7 @@ from ..errors import CaptureError
 from ..gcpause import paused_gc
 from ..records import NO_LINK, OpRecord, RangeRecord, Records
 from . import annotations as nvtx_annotations
-from . import callsite, compiled
+from . import callsite, compiled, fx_graphs
 from .compile_events import CompileEvents
 from .context import context
 from .finalize import build_op_records, undecided_direction
@@ -164,6 +164,7 @@ class CaptureSession:
                 self._start_peek, self._start_tid, self._started_once = peek, threading.get_ident(), True
             context.reset()  # a fresh thread context: no stale module/layer state from before
             dynamo_used = "torch._dynamo.eval_frame" in sys.modules  # before the compile hooks import it
+            self._module_names.graph_calls.clear()  # the last segment's records are built (complete() above)
             self._module_names.install()
             self._scopes.install()
             self._compile_events.install()  # takes our hooks off while torch.compile compiles
@@ -474,6 +475,7 @@ class CaptureSession:
             function_numbers,
             self._resyncs,
             dispatch_cost_ns(),
+            fx_graphs.Attribution(self._module_names.graph_calls, self.stack_depth, self._frame_cache) or None,
         )
         if hooks_after_last_op:
             here = threading.get_ident() if stop_thread is None else stop_thread
