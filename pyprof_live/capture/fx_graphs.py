@@ -24,7 +24,6 @@ import torch
 from . import callsite, inductor
 from .compiled import _innermost_module, _module_path, _root_object, _user_frame
 
-_GraphModule = torch.fx.GraphModule
 #: id(code) of a graph's generated forward -> its GraphModule (weakly): codes the walk keeps as user frames.
 _graph_of_code: dict = {}
 
@@ -41,11 +40,9 @@ class GraphCall:
 
 
 def learn(module, path: str, parent_path: str, paths: dict, calls: dict) -> None:
-    """Register ``module`` (a GraphModule just named ``path``, called inside ``parent_path``) if its nodes carry
-    module paths or stack traces: its forward's code becomes a user frame, and ``calls`` (id(code) -> GraphCall,
-    the profile's) says where its module paths start."""
-    if not isinstance(module, _GraphModule):
-        return
+    """Register ``module``, a GraphModule just named ``path`` (called inside ``parent_path``), if its nodes carry
+    module paths or stack traces: its generated forward's code becomes a user frame, and ``calls`` (id(code) ->
+    GraphCall, the profile's) says where its module paths start."""
     nodes = [n for n in module.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
     if not any(inductor.module_source(n) or n.meta.get("stack_trace") for n in nodes):
         return
@@ -53,19 +50,23 @@ def learn(module, path: str, parent_path: str, paths: dict, calls: dict) -> None
     if real_recompile is not None:
         real_recompile()  # a lazy GraphModule generates its code at its first call: this is that call
     code = type(module).forward.__code__
+    if not code.co_filename.startswith(_GENERATED):  # a subclass's own forward: a user's code, read as such
+        return
     roots = {}
+    frame = _user_frame()
     for root in {inductor.split_source(inductor.module_source(n))[0] for n in nodes} - {""}:
-        frame = _user_frame()
         found = _root_object(root, frame) if frame is not None else None
         if not isinstance(found, torch.nn.Module):
             found = _innermost_module(root)
-        root_path = paths.get(id(found)) if found is not None else None
+        root_path = paths.get(id(found)) if found is not None and found is not module else None
         roots[root] = root_path or (parent_path if root == _SELF else "")
     calls[id(code)] = GraphCall(path, roots)
     _graph_of_code[id(code)] = weakref.ref(module)
     callsite.keep_as_user_code(code)
 
 
+#: The file name of the code torch.fx generates for a GraphModule's forward.
+_GENERATED = "<eval_with_key>"
 _SELF = "L['self']"
 
 
