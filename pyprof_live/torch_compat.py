@@ -234,6 +234,7 @@ def loaded_wrapper_module(cache_key: str):
 #: The class of an ATen overload (``torch.ops.aten.addmm.default``), what FX graph nodes call. ``torch._ops``,
 #: 2.6-2.15.
 OpOverload = torch._ops.OpOverload
+HigherOrderOperator = torch._ops.HigherOrderOperator
 
 
 #: Inductor config read when it compiles, set while a profile is installed (module -> key -> value):

@@ -808,3 +808,79 @@ def test_each_profile_gets_its_own_graph_breaks_and_none_after_it_stops():
     lines = [[c.callsite for c in p.records.compiles if c.kind == "graph_break"] for p in (first, second)]
     line_of = {f: f"test_compiled_e2e.py:{inspect.getsourcelines(f)[1] + 2}" for f in (_broken, _broken_too)}
     assert lines == [[(line_of[_broken],)], [(line_of[_broken_too], called_at)]]
+
+
+def test_compiled_flex_attention_counts_its_attention_once_per_call_in_its_template_kernel():
+    """Inductor lowers flex attention (a higher-order op, not an aten op) to a template kernel; its provenance
+    lists the op for the kernel preparing the template's block mask too. The op is a fused op of the template's
+    kernel alone, with its module, line and flops."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(64, 192)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(2, 128, 3, 4, 16).permute(2, 0, 3, 1, 4)
+            return flex_attention(q, k, v)  # the line each call's flex_attention has
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    attention = torch.compile(Attention())
+    x = torch.randn(2, 128, 64)
+    with torch.no_grad(), pyprof_live.profile() as p:
+        for _ in range(2):
+            attention(x)
+    p.correlation  # links each fused op to its kernel call
+    ops = p.records.ops
+    flex = [op for op in ops if op.kind == FUSED and op.name == "flex_attention"]
+    assert len(flex) == 2  # once per call
+    kernels = [ops[op.parent] for op in flex]
+    named = [op for op in ops if op.kind == COMPILED and "flex_attention" in op.name]
+    assert len(named) == 4  # each call: the block mask's kernel, then the template's
+    assert kernels == [named[1], named[3]]
+    line = inspect.getsourcelines(Attention.forward)[1] + 2
+    for op in flex:
+        assert (op.module, op.callsite[0]) == ("Attention", f"test_compiled_e2e.py:{line}")
+        # q, k, v (2, 4, 128, 16): two batched matmuls, 2 flops per multiply-add: 4 * 2 * 4 * 128 * 128 * 16
+        assert evaluate(op).flops == 8_388_608
+
+
+def test_compiled_cond_branches_calls_have_their_branchs_ops_and_modules():
+    """Inductor runs each torch.cond branch as a function of its wrapper named after the branch's subgraph, whose
+    provenance names the subgraph's nodes (the outer graph has nodes of the same names): each branch's extern
+    call and kernel get that branch's op and module."""
+
+    class Branches(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(64, 64)
+            self.b = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: self.a(x).relu(), lambda x: self.b(x).sigmoid(), (x,))
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    branches = torch.compile(Branches())
+    x = torch.rand(32, 64)  # sum > 0: the first branch; -x the second
+    with torch.no_grad(), pyprof_live.profile() as p:
+        branches(x)
+        branches(-x)
+    p.correlation
+    ops = p.records.ops
+    line = f"test_compiled_e2e.py:{inspect.getsourcelines(Branches.forward)[1] + 1}"
+    assert [(op.module, op.callsite[0]) for op in ops if op.name == "aten::addmm"] == [
+        ("Branches.a", line),
+        ("Branches.b", line),
+    ]
+    # The branches' kernels (cpp_fused_gt_relu_1, cpp_fused_gt_sigmoid_2: their names list the cond's gt too); the
+    # outer graph's nodes would have given each the outer gt
+    branch_kernels = {
+        i for i, op in enumerate(ops) if op.kind == COMPILED and ("relu" in op.name or "sigmoid" in op.name)
+    }
+    assert [op.name for op in ops if op.kind == FUSED and op.parent in branch_kernels] == [
+        "aten::relu",
+        "aten::sigmoid",
+    ]

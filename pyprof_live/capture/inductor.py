@@ -125,16 +125,36 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
     source = compiled.source_code or ""
     nodes = {node.name: node for node in gm.graph.nodes} if gm is not None else {}
     roles = _cpp_roles(source)
-    fused_of: dict = {}
-    for line, kernel, handle in call_lines(source):
+    calls = list(call_lines(source))
+    fused_of: dict = {}  # "kernel:handle" -> its fused ops, in the order the wrapper first calls each
+    higher_order_in: dict = {}  # higher-order op node -> the keys of the kernels Inductor says it fused into
+    lines = source.splitlines()
+    for line, kernel, handle in calls:
         key = f"{kernel}:{handle}"
-        fused = fused_of.get(key)
-        if fused is None:
-            generated_from = [nodes[n] for n in kernel_nodes.get(key, ()) if n in nodes]
-            fused = fused_of[key] = tuple(
-                op for op in (_fused_op(node, stack_depth) for node in generated_from) if op is not None
-            ) or _input_copies(generated_from, stack_depth, roles.get(kernel, ()))
-        info.sites[line] = CallSite(kernel, handle, fused, roles.get(kernel, ()))
+        if key in fused_of:
+            continue
+        # A control-flow subgraph's calls (torch.cond's branches) run in a function of their own, named as the
+        # subgraph, whose provenance names that subgraph's nodes.
+        subgraph = getattr(gm, _enclosing_function(lines, line - 1) or "", None) if gm is not None else None
+        scope = nodes
+        if isinstance(subgraph, torch.fx.GraphModule):
+            scope = {node.name: node for node in subgraph.graph.nodes}
+        generated_from = [scope[n] for n in kernel_nodes.get(key, ()) if n in scope]
+        fused = []
+        for node in generated_from:
+            op = _fused_op(node, stack_depth)
+            if op is not None:
+                fused.append(op)
+                if isinstance(node.target, torch_compat.HigherOrderOperator):
+                    higher_order_in.setdefault(node, []).append(key)
+        fused_of[key] = fused or list(_input_copies(generated_from, stack_depth, roles.get(kernel, ())))
+    # A template's provenance lists its op for the kernels preparing its inputs too (flex attention's block mask):
+    # the op's work is counted once, in the last of them, the template itself.
+    for node, keys in higher_order_in.items():
+        for key in keys[:-1]:
+            fused_of[key] = [op for op in fused_of[key] if op.name != node.target.name()]
+    for line, kernel, handle in calls:
+        info.sites[line] = CallSite(kernel, handle, tuple(fused_of[f"{kernel}:{handle}"]), roles.get(kernel, ()))
     info.defined = tuple(kernel_names(source))
     info.kernels = len(info.defined)
     for line in sorted(info.sites):
@@ -277,6 +297,19 @@ def call_lines(source: str):
                 break
 
 
+def _enclosing_function(lines: list, index: int) -> str | None:
+    """The name of the top-level function the wrapper line at ``index`` is in (``def true_graph_0(args):``); None in
+    the wrapper's ``call`` (a method) or at module level."""
+    for text in reversed(lines[: index + 1]):
+        if text and not text[0].isspace():
+            match = _TOP_LEVEL_DEF.match(text)
+            return match.group(1) if match else None
+    return None
+
+
+_TOP_LEVEL_DEF = re.compile(r"def (\w+)\(")
+
+
 def _calls(text: str, kernel: str) -> bool:
     stripped = text.lstrip()
     return not stripped.startswith("#") and (f"{kernel}(" in stripped or f"{kernel}.run(" in stripped)
@@ -308,12 +341,22 @@ def triton_roles(kernel) -> tuple:
     return tuple(pointer_role(name) for name in signature)
 
 
+#: Higher-order ops Inductor lowers to a kernel that computes what the op does (flex attention's template): fused ops
+#: like an aten op, named as the formulas know them. Control flow (cond, while_loop) runs in the wrapper, not in a kernel.
+_KERNEL_HIGHER_ORDER_OPS = frozenset({"flex_attention", "flex_attention_backward"})
+
+
 def _fused_op(node, stack_depth: int) -> FusedOp | None:
     """The record template of one post-grad node; None for what is no ATen op (getitem, placeholders)."""
     target = node.target
-    if node.op != "call_function" or not isinstance(target, torch_compat.OpOverload):
+    if node.op != "call_function":
         return None
-    schema = target._schema
+    if isinstance(target, torch_compat.OpOverload):
+        name, overload = target._schema.name, target._overloadname
+    elif isinstance(target, torch_compat.HigherOrderOperator) and target.name() in _KERNEL_HIGHER_ORDER_OPS:
+        name, overload = target.name(), ""
+    else:
+        return None
     args = tuple(_meta(a) for a in node.args)
     kwargs = tuple((k, _meta(v)) for k, v in node.kwargs.items())
     inputs = args + tuple(v for _, v in kwargs)
@@ -321,8 +364,8 @@ def _fused_op(node, stack_depth: int) -> FusedOp | None:
     outputs = tuple(_meta(v) for v in value) if isinstance(value, (tuple, list)) else (_meta(value),)
     original = node.meta.get("original_aten")
     return FusedOp(
-        name=schema.name,
-        overload=target._overloadname,
+        name=name,
+        overload=overload,
         inputs=inputs,
         outputs=outputs if value is not None else (),
         kwargs=kwargs,
