@@ -838,7 +838,7 @@ def test_module_paths_and_parameter_names_are_learnt_as_named_parameters_names_t
 
     tied = Tied()
     compiled = torch.compile(tied)
-    names = ModuleNames()
+    names = ModuleNames([])
     assert names._learn(compiled, []) == "Tied"
     assert {names.param_names[id(p)] for p in tied.parameters()} == {
         "Tied.embed.weight",

@@ -7,12 +7,14 @@ called the graph. Each is compared op by op with the same model run eagerly.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import pytest
 import torch
 
 import pyprof_live
+from pyprof_live.capture import callsite, fx_graphs
 from tests.compiled_models import GPT, GPT_CONFIG, gpt_batch, needs_compiled_runs
 
 pytestmark = pytest.mark.e2e
@@ -91,12 +93,69 @@ def test_an_aot_eager_graphs_forward_ops_have_the_models_modules_and_lines(model
     assert not [op for op in forward if "GraphModule" in op[2]]
 
 
-def test_a_symbolic_traced_models_generated_lines_are_never_shown():
-    # symbolic_trace keeps no stack traces: the generated forward's lines stand for nothing a user wrote.
-    traced = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()))
+class _Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class _Outer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Inner()
+
+    def forward(self, x):
+        return torch.relu(self.inner(x))  # relu: a node of the traced graph; inner: a leaf module it calls
+
+
+class _KeepInner(torch.fx.Tracer):
+    record_stack_traces = True
+
+    def is_leaf_module(self, module, qualified_name):
+        return isinstance(module, _Inner) or super().is_leaf_module(module, qualified_name)
+
+
+def _traced():
+    outer = _Outer()
+    return torch.fx.GraphModule(outer, _KeepInner().trace(outer))
+
+
+def test_a_traced_graphs_ops_have_their_nodes_lines_and_a_leaf_modules_ops_the_hooks_modules():
+    torch.manual_seed(0)
+    traced = _traced()
+    x = torch.ones(2, 4)
     with pyprof_live.profile() as p:
-        traced(torch.ones(2, 4))
-    sites = [site for op in p.records.ops for site in op.callsite]
-    assert sites and not [site for site in sites if "eval_with_key" in site]
-    # symbolic_trace names its GraphModule's class after the traced module's
-    assert [op.module for op in p.records.ops if op.name == "aten::addmm"] == ["Sequential.0"]
+        traced(x)
+        code = type(traced).forward.__code__
+        kept_during = callsite._internal_code[id(code)]
+    ops = {op.name: op for op in p.records.ops}
+    relu_line = f"test_fx_graphs.py:{inspect.getsourcelines(_Outer.forward)[1] + 1}"
+    # relu ran on the generated forward's line of the relu node: the line of _Outer.forward that wrote it (before:
+    # the line calling the graph); it ran in no submodule: the graph's own
+    assert (ops["aten::relu"].module, ops["aten::relu"].callsite[0]) == ("GraphModule", relu_line)
+    # addmm ran inside the leaf module's forward: the hooks' deeper module stays (the node's is "GraphModule.inner")
+    assert ops["aten::addmm"].module == "GraphModule.inner.fc"
+    assert not [site for op in p.records.ops for site in op.callsite if "eval_with_key" in site]
+    # The generated code was a user frame for the walk during the profile only
+    assert (kept_during, callsite._internal_code[id(code)]) == (False, True)
+
+
+def test_a_graph_that_cannot_be_read_runs_as_before_with_a_warning(monkeypatch):
+    def unreadable(*args):
+        raise RuntimeError("no such node")
+
+    monkeypatch.setattr(fx_graphs, "_read", unreadable)
+    traced = _traced()
+    x = torch.ones(2, 4)
+    expected = traced(x)
+    with pyprof_live.profile() as p:
+        out = traced(x)
+    assert torch.equal(out, expected)
+    assert [w for w in p.meta["warnings"] if "could not read the FX graph" in w] == [
+        "could not read the FX graph of GraphModule (RuntimeError: no such node): its ops have its module and the "
+        "line that called it"
+    ]
+    assert {op.module for op in p.records.ops if op.name == "aten::relu"} == {"GraphModule"}

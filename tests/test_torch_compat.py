@@ -118,7 +118,7 @@ def test_module_hooks_do_nothing_while_dynamo_traces(monkeypatch):
     from pyprof_live.capture import modules
     from pyprof_live.capture.context import context
 
-    names = modules.ModuleNames()
+    names = modules.ModuleNames([])
     monkeypatch.setattr(modules, "_compiling", lambda: True)
     layer = torch.nn.Linear(2, 2)
     names._enter(layer, ())

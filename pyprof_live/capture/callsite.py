@@ -54,6 +54,11 @@ def keep_as_user_code(code) -> None:
     _graph_code.add(id(code))
 
 
+def keep_as_plumbing(code_id: int) -> None:
+    """Skip frames of a code ``keep_as_user_code`` kept again (its profile segment ended); it is never shown."""
+    _internal_code[code_id] = True
+
+
 def code_of(code_id: int):
     """The code object of a captured frame's ``id(code)``."""
     return _codes[code_id]

@@ -1,73 +1,134 @@
 """Ops an FX graph's generated code runs, attributed to the node each of its lines runs.
 
 A ``torch.export``'d program (``ep.module()``), a model compiled with a backend that runs its graphs in Python
-(``torch.compile(backend="eager")``, ``"aot_eager"``, a custom FX backend) and an ``fx.symbolic_trace``'d one run
-their ops from a GraphModule's generated ``forward`` (``<eval_with_key>.N``), not from their modules' forwards: the
-module hooks see one module, the GraphModule, and the op hook's call-site walk skips generated code as plumbing,
-so every op had the graph's module and the line that called the graph. The graph's nodes still say which module
+(``torch.compile(backend="aot_eager")``, a custom FX backend) and an ``fx.symbolic_trace``'d one run their ops from
+a GraphModule's generated ``forward`` (``<eval_with_key>.N``), not from their modules' forwards: the module hooks
+see one module, the GraphModule, and the op hook's call-site walk skips generated code as plumbing, so every op had
+the graph's module and the line that called the graph. The graph's nodes still say which module
 (``nn_module_stack``, as Inductor's kernels read it: inductor.py) and which user lines (``stack_trace``) each came
-from. So when the module hooks first meet a GraphModule whose nodes say so (``learn``), its generated code becomes
-a user frame for the walk, and when the profile is built an op whose frames pass through one of its lines takes
-that line's node's module and user lines (``Attribution``).
+from. So when the module hooks first meet a GraphModule whose nodes say so (``learn``), what each generated line
+runs is read, and its code becomes a user frame for the walk until the profile segment ends; when the profile is
+built, an op whose frames pass through one of those lines takes that line's node's module and user lines
+(``Attribution``), unless the module hooks saw a module below the graph (a ``call_module`` node's leaf module).
 
 Backward ops walk no frames (the op hook's rule): an eagerly differentiated graph's backward ops take their forward
 op's module and lines by sequence number as any backward op does; those of a graph AOTAutograd differentiated
-(``aot_eager``'s backward graph) keep no module.
+(``aot_eager``'s backward graph) keep no module. A graph whose forward is called without ``nn.Module.__call__``
+(``backend="eager"`` hands Dynamo ``gm.forward``) never meets the module hooks.
 """
 
 from __future__ import annotations
 
-import weakref
+import re
 
 import torch
 
 from . import callsite, inductor
 from .compiled import _innermost_module, _module_path, _root_object, _user_frame
 
-#: id(code) of a graph's generated forward -> its GraphModule (weakly): codes the walk keeps as user frames.
-_graph_of_code: dict = {}
+#: The file name of the code torch.fx generates for a GraphModule's forward.
+_GENERATED = "<eval_with_key>"
+#: Nodes that run code (placeholders, get_attr and output run none).
+_RUNS = ("call_function", "call_method", "call_module")
+_SELF = "L['self']"
+#: The outermost frame of a formatted traceback (its first): ``File "model.py", line 12, in forward``.
+_OUTERMOST = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
 
 
 class GraphCall:
-    """Where one GraphModule's node module paths start in this profile: its own path (paths relative to the traced
-    module, as torch.export and symbolic_trace write them) and our path of each root Dynamo names (``L['self']``)."""
+    """One GraphModule's generated forward as a profile segment met it: the GraphModule's path, and for each line
+    of the code the module path and stack trace of the node it runs. Read when met: the records are built later,
+    when the graph may be freed or regenerated."""
 
-    __slots__ = ("path", "roots")
+    __slots__ = ("lines", "path")
 
-    def __init__(self, path: str, roots: dict):
+    def __init__(self, path: str, lines: dict):
         self.path = path
-        self.roots = roots
+        self.lines = lines
 
 
-def learn(module, path: str, parent_path: str, paths: dict, calls: dict) -> None:
-    """Register ``module``, a GraphModule just named ``path`` (called inside ``parent_path``), if its nodes carry
-    module paths or stack traces: its generated forward's code becomes a user frame, and ``calls`` (id(code) ->
-    GraphCall, the profile's) says where its module paths start."""
-    nodes = [n for n in module.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
-    if not any(inductor.module_source(n) or n.meta.get("stack_trace") for n in nodes):
+def learn(module, path: str, parent_path: str, paths: dict, calls: dict, warnings: list) -> None:
+    """Register ``module``, a GraphModule the module hooks just named ``path`` (called inside ``parent_path``), in
+    ``calls`` (id(code) -> GraphCall, the profile segment's) if its nodes carry module paths or stack traces.
+    Never raises (it runs in a forward pre-hook): a graph it cannot read keeps today's module and call site, and a
+    warning says so."""
+    try:
+        found = _read(module, path, parent_path, paths)
+    except Exception as e:  # the user's forward must run whatever its graph holds
+        warnings.append(
+            f"could not read the FX graph of {path} ({type(e).__name__}: {e}): its ops have its module and the "
+            "line that called it"
+        )
         return
+    if found is not None:
+        code, call = found
+        calls[id(code)] = call
+        callsite.keep_as_user_code(code)
+
+
+def forget(calls: dict) -> None:
+    """The segment ended: its graphs' code is plumbing for the walk again until a segment meets them."""
+    for code_id in calls:
+        callsite.keep_as_plumbing(code_id)
+
+
+def _read(module, path: str, parent_path: str, paths: dict):
+    """(code, GraphCall) of ``module``'s generated forward, or None when its nodes say nothing or its forward is
+    not generated (a subclass's own: user code, read as such)."""
+    nodes = list(module.graph.nodes)
+    sources = [inductor.module_source(n) if n.op in _RUNS else "" for n in nodes]
+    traces = [(n.meta.get("stack_trace") or "") if n.op in _RUNS else "" for n in nodes]
+    if not any(sources) and not any(traces):
+        return None
     real_recompile = getattr(module, "real_recompile", None)
     if real_recompile is not None:
         real_recompile()  # a lazy GraphModule generates its code at its first call: this is that call
     code = type(module).forward.__code__
-    if not code.co_filename.startswith(_GENERATED):  # a subclass's own forward: a user's code, read as such
-        return
+    if not code.co_filename.startswith(_GENERATED):
+        return None
+    roots = _roots(module, path, parent_path, paths, sources)
+    lines = {}
+    for relative, index in (getattr(module, "_lineno_map", None) or {}).items():
+        if index is not None and index < len(nodes):
+            source = sources[index]
+            if source.startswith(("L[", "G[")) or (not source and roots):
+                # Dynamo's, from a root resolved below; none: the compiled module's own op
+                module_path = _module_path(source, roots)
+            else:  # relative to the traced module: the GraphModule itself
+                module_path = f"{path}.{source}" if source else path
+            lines[code.co_firstlineno + relative] = (module_path, traces[index])  # as Dynamo reads _lineno_map
+    return code, GraphCall(path, lines)
+
+
+def _roots(module, path: str, parent_path: str, paths: dict, sources: list) -> dict:
+    """Our module path of each root Dynamo's sources start from (``L['self']``): the GraphModule itself where it
+    holds the submodules they name (an export that kept Dynamo's sources), else the object the root names in the
+    user's frame (the compiled function's: aot_eager), else, for ``self``, the module the graph was called in."""
+    by_root: dict = {}
+    for source in sources:
+        root, parts = inductor.split_source(source)
+        if root:
+            by_root.setdefault(root, set()).add(".".join(parts))
     roots = {}
-    frame = _user_frame()
-    for root in {inductor.split_source(inductor.module_source(n))[0] for n in nodes} - {""}:
+    frame = _user_frame() if by_root else None
+    for root, submodules in by_root.items():
+        if root == _SELF and all(_holds(module, name) for name in submodules):
+            roots[root] = path
+            continue
         found = _root_object(root, frame) if frame is not None else None
         if not isinstance(found, torch.nn.Module):
             found = _innermost_module(root)
         root_path = paths.get(id(found)) if found is not None and found is not module else None
         roots[root] = root_path or (parent_path if root == _SELF else "")
-    calls[id(code)] = GraphCall(path, roots)
-    _graph_of_code[id(code)] = weakref.ref(module)
-    callsite.keep_as_user_code(code)
+    return roots
 
 
-#: The file name of the code torch.fx generates for a GraphModule's forward.
-_GENERATED = "<eval_with_key>"
-_SELF = "L['self']"
+def _holds(module, name: str) -> bool:
+    try:
+        module.get_submodule(name)
+    except AttributeError:
+        return False
+    return True
 
 
 class Attribution:
@@ -78,58 +139,44 @@ class Attribution:
         self._calls = calls
         self._depth = depth
         self._frame_cache = frame_cache
-        self._nodes: dict = {}  # (id(code), line) -> (module path, user lines) of the node on that line
-        self._graph_nodes: dict = {}  # id(code) -> its graph's nodes, in order
-        self._resolved: dict = {}  # frames -> (module path, call site)
+        self._traces: dict = {}  # stack trace -> its user lines
+        self._resolved: dict = {}  # frames -> (node's module path, call site, graph's path)
 
     def __bool__(self) -> bool:
         return bool(self._calls)
 
     def __call__(self, frames: tuple, module: str) -> tuple[str, tuple]:
         """(module path, call site) of an op with ``frames`` (``(id(code), instruction offset)``, innermost first)
-        and context module ``module``: a graph line's node's where its frames pass through one."""
+        and hooks' module ``module``: a graph line's node's where its frames pass through one."""
         resolved = self._resolved.get(frames)
         if resolved is None:
             resolved = self._resolved[frames] = self._resolve(frames)
-        node_module, lines = resolved
-        return node_module or module, lines
+        node_module, lines, graph_path = resolved
+        return (node_module if node_module and module == graph_path else module), lines
 
-    def _resolve(self, frames: tuple) -> tuple[str, tuple]:
+    def _resolve(self, frames: tuple) -> tuple[str, tuple, str]:
         for i, (code_id, offset) in enumerate(frames):
             call = self._calls.get(code_id)
-            if call is not None:
-                node_module, node_lines = self._node(call, code_id, offset)
-                before = callsite.format_frames(frames[:i], self._frame_cache)
-                # A Dynamo graph's stack traces start in the frame it compiled, the next user frame at run time.
-                after = callsite.format_frames(frames[i + 2 if call.roots else i + 1 :], self._frame_cache)
-                return node_module, (before + node_lines + after)[: self._depth]
-        return "", callsite.format_frames(frames, self._frame_cache)
+            if call is None:
+                continue
+            module_path, trace = call.lines.get(callsite.line_at(callsite.code_of(code_id), offset), ("", ""))
+            outer = frames[i + 1 :]
+            if outer and trace and _starts_in(trace, callsite.code_of(outer[0][0])):
+                outer = outer[1:]  # a Dynamo graph's traces start in the frame it compiled, next on the stack
+            lines = self._lines(trace)
+            before = callsite.format_frames(frames[:i], self._frame_cache)
+            after = callsite.format_frames(outer, self._frame_cache)
+            return module_path, (before + lines + after)[: self._depth], call.path
+        return "", callsite.format_frames(frames, self._frame_cache), ""
 
-    def _node(self, call: GraphCall, code_id: int, offset: int) -> tuple[str, tuple]:
-        code = callsite.code_of(code_id)
-        line = callsite.line_at(code, offset)
-        key = (code_id, line)
-        found = self._nodes.get(key)
-        if found is None:
-            found = self._nodes[key] = self._read_node(call, code_id, code.co_firstlineno, line)
-        return found
+    def _lines(self, trace: str) -> tuple:
+        lines = self._traces.get(trace)
+        if lines is None:
+            lines = self._traces[trace] = inductor.user_frames(trace, self._depth) if trace else ()
+        return lines
 
-    def _read_node(self, call: GraphCall, code_id: int, first_line: int, line: int) -> tuple[str, tuple]:
-        graph = _graph_of_code.get(code_id)
-        module = graph() if graph is not None else None
-        if module is None:  # freed since: its lines stand for nothing we can read
-            return "", ()
-        index = (module._lineno_map or {}).get(line - first_line)  # as Dynamo reads it
-        if index is None:
-            return "", ()
-        nodes = self._graph_nodes.get(code_id)
-        if nodes is None:
-            nodes = self._graph_nodes[code_id] = list(module.graph.nodes)
-        node = nodes[index]
-        source = inductor.module_source(node)
-        if source.startswith(("L[", "G[")) or (not source and call.roots):
-            # Dynamo's, from a root it resolved in the user's frame; none: the compiled module's own op
-            path = _module_path(source, call.roots)
-        else:  # relative to the traced module: the GraphModule itself
-            path = f"{call.path}.{source}" if source else call.path
-        return path, inductor.user_frames(node.meta.get("stack_trace") or "", self._depth)
+
+def _starts_in(trace: str, code) -> bool:
+    """Does the stack trace start in a frame of ``code`` (same file and function)?"""
+    outermost = _OUTERMOST.search(trace)
+    return outermost is not None and outermost.groups() == (code.co_filename, code.co_name)

@@ -126,35 +126,37 @@ def read_graph(compiled, gm, kernel_nodes: dict, compile_id: str, stack_depth: i
     nodes = {node.name: node for node in gm.graph.nodes} if gm is not None else {}
     roles = _cpp_roles(source)
     calls = list(call_lines(source))
-    fused_of: dict = {}  # "kernel:handle" -> its fused ops, in the order the wrapper first calls each
+    functions = _top_level_functions(source.splitlines())
+    fused_of: dict = {}  # "kernel:handle" -> (node, fused op) pairs, in the order the wrapper first calls each
     higher_order_in: dict = {}  # higher-order op node -> the keys of the kernels Inductor says it fused into
-    lines = source.splitlines()
     for line, kernel, handle in calls:
         key = f"{kernel}:{handle}"
         if key in fused_of:
             continue
         # A control-flow subgraph's calls (torch.cond's branches) run in a function of their own, named as the
         # subgraph, whose provenance names that subgraph's nodes.
-        subgraph = getattr(gm, _enclosing_function(lines, line - 1) or "", None) if gm is not None else None
+        subgraph = getattr(gm, functions[line - 1] or "", None) if gm is not None else None
         scope = nodes
         if isinstance(subgraph, torch.fx.GraphModule):
             scope = {node.name: node for node in subgraph.graph.nodes}
         generated_from = [scope[n] for n in kernel_nodes.get(key, ()) if n in scope]
-        fused = []
-        for node in generated_from:
-            op = _fused_op(node, stack_depth)
-            if op is not None:
-                fused.append(op)
-                if isinstance(node.target, torch_compat.HigherOrderOperator):
-                    higher_order_in.setdefault(node, []).append(key)
-        fused_of[key] = fused or list(_input_copies(generated_from, stack_depth, roles.get(kernel, ())))
+        pairs = [(node, op) for node, op in ((n, _fused_op(n, stack_depth)) for n in generated_from) if op is not None]
+        for node, _ in pairs:
+            if isinstance(node.target, torch_compat.HigherOrderOperator):
+                higher_order_in.setdefault(node, []).append(key)
+        fused_of[key] = pairs or [
+            (None, op) for op in _input_copies(generated_from, stack_depth, roles.get(kernel, ()))
+        ]
     # A template's provenance lists its op for the kernels preparing its inputs too (flex attention's block mask):
-    # the op's work is counted once, in the last of them, the template itself.
+    # the op's work is counted once, in the template's kernel (Triton's are named so; else the last, after its inputs).
     for node, keys in higher_order_in.items():
-        for key in keys[:-1]:
-            fused_of[key] = [op for op in fused_of[key] if op.name != node.target.name()]
+        keep = next((key for key in keys if "_tem_" in key), keys[-1])
+        for key in keys:
+            if key != keep:
+                fused_of[key] = [(n, op) for n, op in fused_of[key] if n is not node]
     for line, kernel, handle in calls:
-        info.sites[line] = CallSite(kernel, handle, tuple(fused_of[f"{kernel}:{handle}"]), roles.get(kernel, ()))
+        fused = tuple(op for _, op in fused_of[f"{kernel}:{handle}"])
+        info.sites[line] = CallSite(kernel, handle, fused, roles.get(kernel, ()))
     info.defined = tuple(kernel_names(source))
     info.kernels = len(info.defined)
     for line in sorted(info.sites):
@@ -297,14 +299,17 @@ def call_lines(source: str):
                 break
 
 
-def _enclosing_function(lines: list, index: int) -> str | None:
-    """The name of the top-level function the wrapper line at ``index`` is in (``def true_graph_0(args):``); None in
-    the wrapper's ``call`` (a method) or at module level."""
-    for text in reversed(lines[: index + 1]):
+def _top_level_functions(lines: list) -> list:
+    """For each wrapper line, the top-level function it is in (``def true_graph_0(args):``), or None: in the
+    wrapper's ``call`` (a method) or at module level."""
+    functions = []
+    current = None
+    for text in lines:
         if text and not text[0].isspace():
             match = _TOP_LEVEL_DEF.match(text)
-            return match.group(1) if match else None
-    return None
+            current = match.group(1) if match else None
+        functions.append(current)
+    return functions
 
 
 _TOP_LEVEL_DEF = re.compile(r"def (\w+)\(")

@@ -23,7 +23,8 @@ _now = time.perf_counter_ns
 class ModuleNames:
     """id(module) -> path and id(parameter) -> name, learnt as modules run; cleared per profile."""
 
-    def __init__(self):
+    def __init__(self, warnings: list):
+        self.warnings = warnings  # the profile's: what could not be read is said there
         self.paths: dict = {}
         self.param_names: dict = {}
         #: id(code) -> fx_graphs.GraphCall of each FX graph met in the profile segment, kept after remove() for its
@@ -36,6 +37,7 @@ class ModuleNames:
 
     def remove(self) -> None:
         self.suspend()
+        fx_graphs.forget(self.graph_calls)
         self.paths.clear()
         self.param_names.clear()
 
@@ -98,7 +100,7 @@ class ModuleNames:
             path = f"{prefix}.{name}" if name else prefix
             self.paths.setdefault(id(child), path)
             if isinstance(child, _GraphModule):
-                fx_graphs.learn(child, self.paths[id(child)], parent_path, self.paths, self.graph_calls)
+                fx_graphs.learn(child, self.paths[id(child)], parent_path, self.paths, self.graph_calls, self.warnings)
             if not own_walk:
                 for key, param in child._parameters.items():
                     if param is not None:

@@ -99,7 +99,7 @@ class CaptureSession:
         self.next_id = itertools.count().__next__
         self.raw_functions: list = []
         self.raw_ranges: list = []
-        self._module_names = ModuleNames()
+        self._module_names = ModuleNames(meta["warnings"])
         self.param_names = self._module_names.param_names  # id(parameter) -> name, for AccumulateGrad
         self.recording = False
         self._step = 0
