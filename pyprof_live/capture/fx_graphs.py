@@ -66,6 +66,21 @@ def learn(module, path: str, parent_path: str, paths: dict, calls: dict, warning
         callsite.keep_as_user_code(code)
 
 
+def traced_class_name(module) -> str:
+    """The class name of the module a GraphModule was traced from (``GPT`` for ``torch.export.export(GPT(...))``),
+    from the root entry of its first node's module stack; "" where no node has one (``symbolic_trace`` names the
+    GraphModule's own class after it already)."""
+    for node in module.graph.nodes:
+        stack = node.meta.get("nn_module_stack")
+        if stack:
+            entry = next(iter(stack.values()))
+            if not isinstance(entry, tuple) or entry[0] != "":
+                return ""
+            kind = entry[1]
+            return kind.__name__ if isinstance(kind, type) else str(kind).rpartition(".")[2]
+    return ""
+
+
 def forget(calls: dict) -> None:
     """The segment ended: its graphs' code is plumbing for the walk again until a segment meets them."""
     for code_id in calls:

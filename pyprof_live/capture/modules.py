@@ -89,6 +89,8 @@ class ModuleNames:
                 (f"{parent_path}.{name}" for name, child in parent.named_modules() if child is module and name),
                 f"{parent_path}.{type(module).__name__}",
             )
+        elif isinstance(module, _GraphModule):  # an exported program is named as the model it was traced from
+            prefix = fx_graphs.traced_class_name(module) or type(module).__name__
         else:
             prefix = type(getattr(module, _COMPILED_WRAPPER, module)).__name__
         # Parameters are named in the same walk as modules, as nn.Module.named_parameters() names them (each
