@@ -752,10 +752,8 @@ def _resolve_roots(info, session) -> dict:
     roots = {}
     paths = session._module_names.paths
     for root in wanted:
-        obj = _root_object(root, frame)
-        if not isinstance(obj, torch.nn.Module):
-            obj = _innermost_module(root)
-        if isinstance(obj, torch.nn.Module):
+        obj = root_module(root, frame)
+        if obj is not None:
             path = paths.get(id(obj)) or type(getattr(obj, torch_compat.COMPILED_MODULE_ATTRIBUTE, obj)).__name__
             roots[root] = path
     if frame_id:
@@ -792,11 +790,19 @@ def _root_object(root: str, frame):
 _ITEM = re.compile(r"\[(\d+)\]")
 
 
+def root_module(root: str, frame):
+    """The module a Dynamo root (``L['self']``) names in the user's ``frame`` (None: no user frame), else in the
+    innermost frame on the stack above ``root_module``'s caller that has it; None if none does."""
+    obj = _root_object(root, frame) if frame is not None else None
+    return obj if isinstance(obj, torch.nn.Module) else _innermost_module(root)
+
+
 def _innermost_module(root: str):
     """The module ``root`` names in the innermost frame on the stack that has it: torch.compile of one of torch.nn's
     own modules (an ``nn.Sequential``) compiles a wrapper of torch's calling it, whose ``fn`` is Dynamo's root
-    (``L['fn']``), not a frame of the user's; None if no frame has it."""
-    frame: FrameType | None = _getframe(2)
+    (``L['fn']``), not a frame of the user's; None if no frame has it. The walk starts at root_module's caller's
+    caller."""
+    frame: FrameType | None = _getframe(3)
     while frame is not None:
         obj = _root_object(root, frame)
         if isinstance(obj, torch.nn.Module):

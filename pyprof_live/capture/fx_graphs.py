@@ -21,16 +21,13 @@ from __future__ import annotations
 
 import re
 
-import torch
-
 from . import callsite, inductor
-from .compiled import _innermost_module, _module_path, _root_object, _user_frame
+from .compiled import _SELF, _module_path, _user_frame, root_module
 
 #: The file name of the code torch.fx generates for a GraphModule's forward.
 _GENERATED = "<eval_with_key>"
 #: Nodes that run code (placeholders, get_attr and output run none).
 _RUNS = ("call_function", "call_method", "call_module")
-_SELF = "L['self']"
 #: The outermost frame of a formatted traceback (its first): ``File "model.py", line 12, in forward``.
 _OUTERMOST = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
 
@@ -130,9 +127,7 @@ def _roots(module, path: str, parent_path: str, paths: dict, sources: list) -> d
         if root == _SELF and all(_holds(module, name) for name in submodules):
             roots[root] = path
             continue
-        found = _root_object(root, frame) if frame is not None else None
-        if not isinstance(found, torch.nn.Module):
-            found = _innermost_module(root)
+        found = root_module(root, frame)
         root_path = paths.get(id(found)) if found is not None and found is not module else None
         roots[root] = root_path or (parent_path if root == _SELF else "")
     return roots
